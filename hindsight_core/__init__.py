@@ -1,0 +1,57 @@
+"""Hindsight memory: the engine. ``from hindsight_core import Hindsight``.
+
+Names are resolved lazily so ``import hindsight_core`` stays fast (no chromadb, torch or jieba)."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hindsight_core.config import HindsightConfig
+    from hindsight_core.engine import Hindsight, shared_engine
+    from hindsight_core.errors import (
+        BackendUnavailableError,
+        HindsightError,
+        InvalidInputError,
+        MemoryNotFoundError,
+        MissingExtraError,
+        UnknownNamespaceError,
+    )
+    from hindsight_core.types import Edge, EdgeKind, Event, Kind, Layer, Memory, Stats, Status
+
+_EXPORTS = {
+    "Hindsight": "hindsight_core.engine",
+    "shared_engine": "hindsight_core.engine",
+    "HindsightConfig": "hindsight_core.config",
+    "Memory": "hindsight_core.types",
+    "Event": "hindsight_core.types",
+    "Edge": "hindsight_core.types",
+    "EdgeKind": "hindsight_core.types",
+    "Kind": "hindsight_core.types",
+    "Layer": "hindsight_core.types",
+    "Stats": "hindsight_core.types",
+    "Status": "hindsight_core.types",
+    "HindsightError": "hindsight_core.errors",
+    "InvalidInputError": "hindsight_core.errors",
+    "UnknownNamespaceError": "hindsight_core.errors",
+    "MemoryNotFoundError": "hindsight_core.errors",
+    "BackendUnavailableError": "hindsight_core.errors",
+    "MissingExtraError": "hindsight_core.errors",
+}
+
+__all__ = sorted(_EXPORTS)
+__version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'hindsight_core' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

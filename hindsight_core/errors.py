@@ -1,0 +1,31 @@
+"""Exceptions. Input errors subclass ``ValueError`` so callers that already catch it keep working."""
+
+from __future__ import annotations
+
+
+class HindsightError(Exception):
+    """Base of every error raised by the engine."""
+
+
+class InvalidInputError(HindsightError, ValueError):
+    """The caller passed something the engine will not store; nothing was changed."""
+
+
+class UnknownNamespaceError(HindsightError, KeyError):
+    """A namespace that holds no memories was named where one must exist."""
+
+    def __str__(self) -> str:  # KeyError's repr-quoting hides the message
+        return str(self.args[0]) if self.args else "unknown namespace"
+
+
+class MemoryNotFoundError(HindsightError, KeyError):
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "memory not found"
+
+
+class BackendUnavailableError(HindsightError):
+    """A derived index (vector or activation) could not be reached; the write is kept in the outbox."""
+
+
+class MissingExtraError(HindsightError, ImportError):
+    """An optional dependency is not installed; the message names the extra to install."""

@@ -1,0 +1,1 @@
+"""Consolidation, decay and eviction (DESIGN.md "Lifecycle")."""

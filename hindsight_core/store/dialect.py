@@ -1,0 +1,44 @@
+"""The few pieces of SQL that differ between SQLite and PostgreSQL.
+
+Every statement in the store is written once with ``?`` placeholders and the ``{…}`` type slots
+below; moving to PostgreSQL is a new :class:`Dialect` and a DB-API connection, not a rewrite."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Dialect:
+    name: str
+    autoincrement_pk: str
+    real: str
+    blob: str
+    placeholder: str
+    begin_write: str
+
+    def sql(self, statement: str) -> str:
+        statement = statement.format(pk=self.autoincrement_pk, real=self.real, blob=self.blob)
+        if self.placeholder != "?":
+            statement = re.sub(r"\?", self.placeholder, statement)
+        return statement
+
+
+SQLITE = Dialect(
+    name="sqlite",
+    autoincrement_pk="INTEGER PRIMARY KEY AUTOINCREMENT",
+    real="REAL",
+    blob="BLOB",
+    placeholder="?",
+    begin_write="BEGIN IMMEDIATE",  # take the write lock up front: no deadlock on lock upgrade
+)
+
+POSTGRES = Dialect(
+    name="postgresql",
+    autoincrement_pk="BIGSERIAL PRIMARY KEY",
+    real="DOUBLE PRECISION",
+    blob="BYTEA",
+    placeholder="%s",
+    begin_write="BEGIN",
+)

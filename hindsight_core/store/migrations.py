@@ -1,0 +1,70 @@
+"""Versioned schema migrations, applied in order and recorded by name in ``schema_migrations``.
+
+Append new migrations at the end with a new name; never edit one that has shipped."""
+
+from __future__ import annotations
+
+MIGRATIONS: list[tuple[str, list[str]]] = [
+    (
+        "0001_core",
+        [
+            """CREATE TABLE memories (
+                seq {pk},
+                id TEXT NOT NULL UNIQUE,
+                namespace TEXT NOT NULL,
+                session_id TEXT,
+                layer TEXT NOT NULL,
+                kind TEXT NOT NULL,
+                role TEXT,
+                content TEXT NOT NULL,
+                occurred_at {real} NOT NULL,
+                created_at {real} NOT NULL,
+                updated_at {real} NOT NULL,
+                importance INTEGER NOT NULL,
+                act_log_base {real} NOT NULL,
+                act_ref_time {real} NOT NULL,
+                access_count INTEGER NOT NULL DEFAULT 0,
+                source_ids TEXT NOT NULL,
+                entities TEXT NOT NULL,
+                fingerprint TEXT NOT NULL,
+                status TEXT NOT NULL,
+                superseded_by TEXT,
+                expires_at {real},
+                indexed INTEGER NOT NULL,
+                metadata TEXT NOT NULL,
+                external_id TEXT
+            )""",
+            # ``source_id`` given to record() is an idempotency key: a re-run import adds nothing twice.
+            "CREATE UNIQUE INDEX ux_memories_ns_external ON memories(namespace, layer, external_id)",
+            "CREATE INDEX ix_memories_ns_layer_status ON memories(namespace, layer, status)",
+            "CREATE INDEX ix_memories_ns_session ON memories(namespace, session_id, seq)",
+            "CREATE INDEX ix_memories_ns_occurred ON memories(namespace, occurred_at)",
+            "CREATE INDEX ix_memories_ns_fingerprint ON memories(namespace, fingerprint)",
+            """CREATE TABLE edges (
+                src TEXT NOT NULL, dst TEXT NOT NULL, kind TEXT NOT NULL, created_at {real} NOT NULL,
+                PRIMARY KEY (src, dst, kind)
+            )""",
+            "CREATE INDEX ix_edges_dst ON edges(dst, kind)",
+            """CREATE TABLE embeddings (
+                memory_id TEXT PRIMARY KEY, model TEXT NOT NULL, vector {blob} NOT NULL
+            )""",
+            """CREATE TABLE outbox (
+                id {pk},
+                memory_id TEXT,
+                namespace TEXT NOT NULL,
+                layer TEXT,
+                target TEXT NOT NULL,
+                op TEXT NOT NULL,
+                attempts INTEGER NOT NULL DEFAULT 0,
+                last_error TEXT,
+                created_at {real} NOT NULL
+            )""",
+            "CREATE INDEX ix_outbox_memory ON outbox(memory_id)",
+            """CREATE TABLE activation_index (
+                namespace TEXT NOT NULL, layer TEXT NOT NULL, memory_id TEXT NOT NULL, score {real} NOT NULL,
+                PRIMARY KEY (namespace, layer, memory_id)
+            )""",
+            "CREATE INDEX ix_activation_rank ON activation_index(namespace, layer, score)",
+        ],
+    ),
+]

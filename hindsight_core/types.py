@@ -1,0 +1,136 @@
+"""Pure pydantic data types shared by every part of the engine and the adapters.
+
+They carry no behaviour that touches a backend, so adapters and tests can build and compare them freely.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Layer(StrEnum):
+    SENSORY = "sensory"
+    WORKING = "working"
+    EPISODIC = "episodic"
+    SEMANTIC = "semantic"
+    PROCEDURAL = "procedural"
+
+
+#: Layers whose memories are stored durably and indexed (sensory and working are views of episodes).
+PERSISTENT_LAYERS: tuple[Layer, ...] = (Layer.EPISODIC, Layer.SEMANTIC, Layer.PROCEDURAL)
+
+
+class Kind(StrEnum):
+    TURN = "turn"
+    EVENT = "event"
+    FACT = "fact"
+    PREFERENCE = "preference"
+    STATE = "state"
+    PROCEDURE = "procedure"
+    SUMMARY = "summary"
+
+
+class Status(StrEnum):
+    ACTIVE = "active"
+    SUPERSEDED = "superseded"
+    COLD = "cold"
+    ARCHIVED = "archived"
+
+
+class EdgeKind(StrEnum):
+    SUPERSEDES = "supersedes"
+    DERIVED_FROM = "derived_from"
+    RELATED = "related"
+
+
+class Activation(BaseModel):
+    """Activation in log space: ``A(t) = exp(log_base) * exp(-rate * (t - ref_time))``.
+
+    Keeping ``log_base`` (not ``A_ref``) avoids underflow for memories idle for years.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    log_base: float = 0.0
+    ref_time: float = 0.0  # unix seconds
+
+    def log_at(self, now: float, rate: float) -> float:
+        return self.log_base - rate * (now - self.ref_time)
+
+    def value_at(self, now: float, rate: float) -> float:
+        return math.exp(self.log_at(now, rate))
+
+
+class Memory(BaseModel):
+    """One memory, in any layer. ``source_ids`` is never empty for a semantic memory."""
+
+    model_config = ConfigDict(use_enum_values=False)
+
+    id: str
+    namespace: str
+    session_id: str | None = None
+    layer: Layer = Layer.EPISODIC
+    kind: Kind = Kind.TURN
+    role: str | None = None
+    content: str
+    occurred_at: datetime
+    created_at: datetime
+    updated_at: datetime
+    importance: int = Field(default=3, ge=1, le=5)
+    activation: Activation = Field(default_factory=Activation)
+    access_count: int = 0
+    source_ids: list[str] = Field(default_factory=list)
+    entities: list[str] = Field(default_factory=list)
+    fingerprint: str = ""
+    status: Status = Status.ACTIVE
+    superseded_by: str | None = None
+    expires_at: datetime | None = None
+    indexed: bool = True
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class Edge(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    src: str
+    dst: str
+    kind: EdgeKind
+    created_at: datetime
+
+
+class Event(BaseModel):
+    """One item for :meth:`Hindsight.record_many`; the fields mirror ``record``'s arguments."""
+
+    content: str
+    session_id: str | None = None
+    role: str | None = "user"
+    occurred_at: datetime | None = None
+    source_id: str | None = None
+    metadata: dict[str, Any] | None = None
+    layer: Layer | str = Layer.EPISODIC
+    kind: Kind | str = Kind.TURN
+    importance: int | None = None
+
+
+class LayerStats(BaseModel):
+    by_status: dict[str, int] = Field(default_factory=dict)
+    indexed: int = 0
+
+
+class NamespaceStats(BaseModel):
+    layers: dict[str, LayerStats] = Field(default_factory=dict)
+    consolidation_jobs: dict[str, int] = Field(default_factory=dict)
+    recall_hit_rate: float | None = None
+    recall_idle_rate: float | None = None
+    recall_coverage: float | None = None
+
+
+class Stats(BaseModel):
+    namespaces: dict[str, NamespaceStats] = Field(default_factory=dict)
+    outbox_pending: int = 0
+    total: int = 0

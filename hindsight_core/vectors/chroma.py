@@ -1,0 +1,107 @@
+"""Chroma vector index: ``PersistentClient`` in the data directory, or ``HttpClient`` for a server.
+
+Telemetry is switched off (``anonymized_telemetry=False``) and no embedding function is configured,
+so Chroma never downloads its default ONNX model: vectors always come from our embedder."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import numpy as np
+
+from hindsight_core.vectors.base import VectorHit
+
+
+def _client(path: str | Path | None, url: str | None) -> Any:
+    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+    import chromadb
+    from chromadb.config import Settings
+
+    settings = Settings(anonymized_telemetry=False)
+    if url:
+        parsed = urlparse(url if "://" in url else f"http://{url}")
+        return chromadb.HttpClient(
+            host=parsed.hostname or "127.0.0.1",
+            port=parsed.port or 8000,
+            ssl=parsed.scheme == "https",
+            settings=settings,
+        )
+    if path is None:
+        raise ValueError("ChromaVectorIndex needs a path (embedded) or a url (server)")
+    return chromadb.PersistentClient(path=str(path), settings=settings)
+
+
+class ChromaVectorIndex:
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        *,
+        url: str | None = None,
+        client: Any = None,
+        collection_prefix: str = "hindsight",
+    ) -> None:
+        self._client = client if client is not None else _client(path, url)
+        self._prefix = collection_prefix
+        self._collections: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def _collection(self, layer: str) -> Any:
+        with self._lock:
+            if layer not in self._collections:
+                self._collections[layer] = self._client.get_or_create_collection(
+                    f"{self._prefix}_{layer}", embedding_function=None, metadata={"hnsw:space": "cosine"}
+                )
+            return self._collections[layer]
+
+    def upsert(
+        self, layer: str, namespace: str, ids: Sequence[str], vectors: np.ndarray, kinds: Sequence[str]
+    ) -> None:
+        if not ids:
+            return
+        self._collection(layer).upsert(
+            ids=list(ids),
+            embeddings=np.asarray(vectors, dtype=np.float32),
+            metadatas=[{"namespace": namespace, "kind": kind} for kind in kinds],
+        )
+
+    def delete(self, layer: str, ids: Sequence[str]) -> None:
+        if ids:
+            self._collection(layer).delete(ids=list(ids))
+
+    def delete_namespace(self, layer: str, namespace: str) -> None:
+        self._collection(layer).delete(where={"namespace": namespace})
+
+    def query(
+        self, layer: str, namespace: str, vector: np.ndarray, n: int, *, kinds: Sequence[str] | None = None
+    ) -> list[VectorHit]:
+        where: dict[str, Any] = {"namespace": namespace}
+        if kinds:
+            where = {"$and": [where, {"kind": {"$in": list(kinds)}}]}
+        collection = self._collection(layer)
+        result = collection.query(
+            query_embeddings=[np.asarray(vector, dtype=np.float32)],
+            n_results=max(1, int(n)),
+            where=where,
+            include=["distances"],
+        )
+        ids = result["ids"][0] if result["ids"] else []
+        distances = result["distances"][0] if result["distances"] else []
+        return [VectorHit(mid, 1.0 - float(d)) for mid, d in zip(ids, distances, strict=True)]
+
+    def count(self, layer: str, namespace: str | None = None) -> int:
+        collection = self._collection(layer)
+        if namespace is None:
+            return int(collection.count())
+        return len(collection.get(where={"namespace": namespace}, include=[])["ids"])
+
+    def close(self) -> None:
+        with self._lock:
+            self._collections.clear()
+        closer = getattr(self._client, "close", None)
+        if callable(closer):
+            closer()

@@ -1,0 +1,1 @@
+"""The write path: validation, the durable insert, and the outbox that keeps derived indexes in step."""

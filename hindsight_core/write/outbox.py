@@ -1,0 +1,174 @@
+"""Applies outbox rows to the derived indexes (vectors, activation), idempotently.
+
+An outbox row only says "bring memory X in target T in step with the relational store"; the desired
+state is read from the store at apply time. Applying a row twice, or after a newer change, is therefore
+harmless: Chroma upserts by id, sorted sets by member. A target that fails is left alone for a short
+cool-down (so an outage does not slow every write) and its backlog is drained when it answers again."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from hindsight_core.activation.base import ActivationIndex, activation_key
+from hindsight_core.config import HindsightConfig
+from hindsight_core.embeddings.base import Embedder
+from hindsight_core.store.sql import OutboxItem, RelationalStore
+from hindsight_core.types import PERSISTENT_LAYERS, Layer, Memory, Status
+from hindsight_core.vectors.base import VectorIndex
+
+log = logging.getLogger("hindsight.outbox")
+
+VECTOR = "vector"
+ACTIVATION = "activation"
+TARGETS = (VECTOR, ACTIVATION)
+SYNC = "sync"
+PURGE = "purge"
+
+
+def in_index(m: Memory | None) -> bool:
+    """Whether a memory belongs in the derived indexes at all."""
+    return m is not None and m.indexed and m.status == Status.ACTIVE and m.layer in PERSISTENT_LAYERS
+
+
+@dataclass
+class ApplyReport:
+    applied: int = 0
+    failed: int = 0
+    errors: dict[str, str] = field(default_factory=dict)
+
+
+class OutboxApplier:
+    def __init__(
+        self,
+        store: RelationalStore,
+        vectors: VectorIndex,
+        activation: ActivationIndex,
+        embedder: Embedder,
+        config: HindsightConfig,
+        *,
+        cooldown_s: float = 5.0,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._store = store
+        self._vectors = vectors
+        self._activation = activation
+        self._embedder = embedder
+        self._config = config
+        self._cooldown = cooldown_s
+        self._monotonic = monotonic
+        self._retry_at: dict[str, float] = {}
+        self._backlog: dict[str, bool] = {t: True for t in TARGETS}  # unknown at open: check once
+        self._lock = threading.Lock()
+
+    def apply(self, memory_ids: Sequence[str] | None = None, *, force: bool = False) -> ApplyReport:
+        """Apply pending rows for ``memory_ids`` (all rows when ``None``), plus any backlog of a target
+        that is answering again. ``force`` ignores the cool-down (reconcile on demand)."""
+        report = ApplyReport()
+        with self._lock:
+            for target in TARGETS:
+                if not force and self._monotonic() < self._retry_at.get(target, 0.0):
+                    continue
+                drain = memory_ids is None or self._backlog[target]
+                rows: list[OutboxItem] = []
+                try:
+                    while True:
+                        rows = self._store.pending(memory_ids=None if drain else memory_ids, target=target)
+                        if not rows:
+                            break
+                        self._apply_target(target, rows)
+                        self._store.done([i.id for i in rows])
+                        report.applied += len(rows)
+                        if not drain:
+                            break
+                    self._backlog[target] = False
+                    self._retry_at.pop(target, None)
+                except Exception as exc:  # any backend failure: keep the rows, try again later
+                    self._backlog[target] = True
+                    self._retry_at[target] = self._monotonic() + self._cooldown
+                    error = f"{type(exc).__name__}: {exc}"
+                    self._store.failed([i.id for i in rows], error)
+                    report.failed += len(rows)
+                    report.errors[target] = error
+                    log.warning("%s index unavailable; %d writes kept in the outbox: %s", target, len(rows), error)
+        return report
+
+    # -- per target ------------------------------------------------------------------------------
+    def _apply_target(self, target: str, items: list[OutboxItem]) -> None:
+        purges = [i for i in items if i.op == PURGE]
+        for item in purges:
+            self._purge(target, item.namespace)
+        syncs = [i for i in items if i.op == SYNC and i.memory_id]
+        memories = self._store.get_many(i.memory_id for i in syncs if i.memory_id)
+        present: list[Memory] = []
+        absent: dict[tuple[str, str], list[str]] = defaultdict(list)
+        for item in syncs:
+            assert item.memory_id is not None
+            m = memories.get(item.memory_id)
+            if in_index(m):
+                assert m is not None
+                present.append(m)
+            elif item.layer:
+                absent[(item.namespace, item.layer)].append(item.memory_id)
+        present = list({m.id: m for m in present}.values())
+        if target == VECTOR:
+            self._sync_vectors(present, absent)
+        else:
+            self._sync_activation(present, absent)
+
+    def _purge(self, target: str, namespace: str) -> None:
+        layers = [layer.value for layer in PERSISTENT_LAYERS]
+        if target == VECTOR:
+            for layer in layers:
+                self._vectors.delete_namespace(layer, namespace)
+        else:
+            self._activation.drop_namespace(namespace, layers)
+
+    def _sync_vectors(self, present: list[Memory], absent: dict[tuple[str, str], list[str]]) -> None:
+        for (_, layer), ids in absent.items():
+            self._vectors.delete(layer, ids)
+        if not present:
+            return
+        vectors = self.vectors_for(present)
+        groups: dict[tuple[str, str], list[Memory]] = defaultdict(list)
+        for m in present:
+            groups[(m.layer.value, m.namespace)].append(m)
+        for (layer, namespace), group in groups.items():
+            self._vectors.upsert(
+                layer,
+                namespace,
+                [m.id for m in group],
+                np.stack([vectors[m.id] for m in group]),
+                [m.kind.value for m in group],
+            )
+
+    def vectors_for(self, memories: Sequence[Memory]) -> dict[str, np.ndarray]:
+        """Embeddings for ``memories``: cached in the store, computed (in batches) and cached if missing."""
+        name = self._embedder.name
+        vectors = self._store.get_embeddings(name, [m.id for m in memories])
+        missing = [m for m in memories if m.id not in vectors]
+        batch = self._config.write.batch_size
+        for start in range(0, len(missing), batch):
+            chunk = missing[start : start + batch]
+            computed = self._embedder.embed_documents([m.content for m in chunk])
+            fresh = {m.id: computed[i] for i, m in enumerate(chunk)}
+            with self._store.transaction() as tx:
+                tx.put_embeddings(name, fresh)
+            vectors.update(fresh)
+        return vectors
+
+    def _sync_activation(self, present: list[Memory], absent: dict[tuple[str, str], list[str]]) -> None:
+        for (namespace, layer), ids in absent.items():
+            self._activation.remove(namespace, layer, ids)
+        groups: dict[tuple[str, str], list[tuple[str, float]]] = defaultdict(list)
+        for m in present:
+            rate = self._config.activation.rate(Layer(m.layer))
+            groups[(m.namespace, m.layer.value)].append((m.id, activation_key(m.activation, rate)))
+        for (namespace, layer), items in groups.items():
+            self._activation.upsert(namespace, layer, items)

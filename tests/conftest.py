@@ -1,0 +1,80 @@
+"""Shared fixtures: a fixed, advanceable clock, an embedded engine in a temp dir, and a real Redis."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from hindsight_core import Hindsight
+from hindsight_core.embeddings.e5 import E5Embedder
+
+REDIS_URL = os.environ.get("HINDSIGHT_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+
+
+class FixedClock:
+    """A clock tests move by hand: ``clock.advance(days=3)``."""
+
+    def __init__(self, start: datetime | None = None) -> None:
+        self.current = start or datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.current
+
+    def advance(self, **delta: float) -> datetime:
+        self.current += timedelta(**delta)
+        return self.current
+
+    def set(self, value: datetime) -> None:
+        self.current = value
+
+
+@pytest.fixture
+def clock() -> FixedClock:
+    return FixedClock()
+
+
+@pytest.fixture(scope="session")
+def embedder() -> E5Embedder:
+    """One model instance for the whole run (loading is cheap, but threads are not)."""
+    return E5Embedder()
+
+
+@pytest.fixture
+def engine(tmp_path: Path, clock: FixedClock, embedder: E5Embedder) -> Iterator[Hindsight]:
+    hs = Hindsight(tmp_path / "data", clock=clock, embedder=embedder)
+    yield hs
+    hs.close()
+
+
+def _redis_or_fail() -> object:
+    import redis
+
+    client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1)
+    try:
+        client.ping()
+    except redis.RedisError as exc:
+        if os.environ.get("CI"):
+            pytest.fail(f"Redis is required in CI but {REDIS_URL} does not answer: {exc}")
+        pytest.skip(f"no Redis at {REDIS_URL} (start one: redis-server --daemonize yes)")
+    return client
+
+
+@pytest.fixture
+def redis_client() -> Iterator[object]:
+    """A real Redis connection. Tests isolate themselves by key prefix, never FLUSHDB."""
+    client = _redis_or_fail()
+    yield client
+    client.close()  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def redis_prefix(redis_client: object) -> Iterator[str]:
+    prefix = f"hstest-{uuid.uuid4().hex[:10]}"
+    yield prefix
+    for key in redis_client.scan_iter(f"{prefix}:*"):  # type: ignore[attr-defined]
+        redis_client.delete(key)  # type: ignore[attr-defined]
