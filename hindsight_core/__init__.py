@@ -18,6 +18,7 @@ if TYPE_CHECKING:
         MissingExtraError,
         UnknownNamespaceError,
     )
+    from hindsight_core.recall.types import Conflict, QueryAnalysis, RecallHit, RecallResult
     from hindsight_core.types import Edge, EdgeKind, Event, Kind, Layer, Memory, Stats, Status
 
 _EXPORTS = {
@@ -38,6 +39,10 @@ _EXPORTS = {
     "MemoryNotFoundError": "hindsight_core.errors",
     "BackendUnavailableError": "hindsight_core.errors",
     "MissingExtraError": "hindsight_core.errors",
+    "RecallResult": "hindsight_core.recall.types",
+    "RecallHit": "hindsight_core.recall.types",
+    "Conflict": "hindsight_core.recall.types",
+    "QueryAnalysis": "hindsight_core.recall.types",
 }
 
 __all__ = sorted(_EXPORTS)

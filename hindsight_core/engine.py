@@ -31,6 +31,7 @@ from hindsight_core.text.entities import extract_entities
 from hindsight_core.text.normalize import fingerprint
 from hindsight_core.text.salience import is_small_talk
 from hindsight_core.text.tokens import TokenCounter, default_token_counter
+from hindsight_core.transcripts import TranscriptMixin
 from hindsight_core.types import (
     PERSISTENT_LAYERS,
     Activation,
@@ -73,7 +74,7 @@ class _Prepared:
     external_id: str | None
 
 
-class Hindsight(RecallMixin, LifecycleMixin):
+class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin):
     """Long-term memory for agents.
 
     ``Hindsight(path=...)`` is the embedded default: SQLite, Chroma and the activation index all live in
@@ -125,7 +126,7 @@ class Hindsight(RecallMixin, LifecycleMixin):
         self._close_lock = threading.Lock()
         self._init_facets(**facets)
         if reconcile_on_open:
-            self.reconcile()
+            self.reconcile(verify=False)
 
     # -- time ------------------------------------------------------------------------------------
     def now(self) -> datetime:
@@ -146,6 +147,7 @@ class Hindsight(RecallMixin, LifecycleMixin):
         kind: object,
         importance: object,
         now: datetime,
+        index: bool | None = None,
     ) -> _Prepared:
         """Validate one event and build its memory; raises before anything is written."""
         text = check_text(content, max_chars=self.config.write.max_content_chars)
@@ -182,7 +184,7 @@ class Hindsight(RecallMixin, LifecycleMixin):
             source_ids=[source_id] if isinstance(source_id, str) else [],
             entities=extract_entities(text),
             fingerprint=fingerprint(text),
-            indexed=not (layer_ == Layer.EPISODIC and is_small_talk(text)),
+            indexed=not (layer_ == Layer.EPISODIC and is_small_talk(text)) if index is None else index,
             metadata=meta,
         )
         return _Prepared(memory, source_id if isinstance(source_id, str) else None)
@@ -247,14 +249,20 @@ class Hindsight(RecallMixin, LifecycleMixin):
         layer: Layer | str = Layer.EPISODIC,
         kind: Kind | str = Kind.TURN,
         importance: int | None = None,
+        index: bool | None = None,
     ) -> Memory:
         """Store one event. Returns once it is durable in the relational store; it is recallable at once
         unless the salience gate marked it small talk. ``source_id`` is also an idempotency key: recording
-        the same ``source_id`` again in a namespace returns the existing memory."""
+        the same ``source_id`` again in a namespace returns the existing memory. ``index=False`` keeps the
+        memory out of recall (stored for provenance and exact reads only); ``True`` indexes even small
+        talk; ``None`` lets the salience gate decide."""
         namespace = check_namespace(namespace)
+        if index is not None and not isinstance(index, bool):
+            raise InvalidInputError(f"index must be a bool or None, got {type(index).__name__}")
         prepared = self._prepare(
             content, namespace, session_id=session_id, role=role, occurred_at=occurred_at,
             source_id=source_id, metadata=metadata, layer=layer, kind=kind, importance=importance, now=self.now(),
+            index=index,
         )
         return self._commit(namespace, [prepared])[0]
 
@@ -340,6 +348,51 @@ class Hindsight(RecallMixin, LifecycleMixin):
             used += cost
         return window[::-1]
 
+    def find(
+        self,
+        namespace: str,
+        *,
+        session_id: str | None = None,
+        layer: Layer | str | None = None,
+        kind: Kind | str | None = None,
+        source_ids: Sequence[str] | None = None,
+        status: Status | str | None = None,
+        limit: int | None = None,
+    ) -> list[Memory]:
+        """Memories of one namespace matching exact attributes, in write order (oldest first).
+
+        Recall ranks by relevance and may drop what it finds weak; adapters that keep a verbatim log or a
+        key/value item (chat histories, LangGraph stores) need the exact, complete read this gives.
+        ``source_ids`` are the ids given to ``record(source_id=...)``."""
+        namespace = check_namespace(namespace)
+        where, params = ["namespace = ?"], [namespace]
+        if session_id is not None:
+            where.append("session_id = ?")
+            params.append(check_session_id(session_id) or "")
+        if layer is not None:
+            where.append("layer = ?")
+            params.append(check_layer(layer).value)
+        if kind is not None:
+            where.append("kind = ?")
+            params.append(check_kind(kind).value)
+        if status is not None:
+            try:
+                where.append("status = ?")
+                params.append(Status(status).value)
+            except ValueError:
+                raise InvalidInputError(f"unknown status {status!r}") from None
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+            raise InvalidInputError(f"limit must be a positive int or None, got {limit!r}")
+        if source_ids is None:
+            return self.store.select(" AND ".join(where), params, limit=limit)
+        if isinstance(source_ids, str) or not all(isinstance(k, str) for k in source_ids):
+            raise InvalidInputError("source_ids must be a sequence of str")
+        keys = list(dict.fromkeys(source_ids))
+        if not keys:
+            return []
+        where.append(f"external_id IN ({', '.join('?' * len(keys))})")
+        return self.store.select(" AND ".join(where), [*params, *keys], limit=limit)
+
     def sensory(self, namespace: str, session_id: str | None = None) -> Memory | None:
         """The current turn: the last event this process recorded for the session (sensory memory)."""
         return self._sensory.get((check_namespace(namespace), session_id))
@@ -379,9 +432,43 @@ class Hindsight(RecallMixin, LifecycleMixin):
         return len(ids)
 
     # -- maintenance -----------------------------------------------------------------------------
-    def reconcile(self) -> ApplyReport:
-        """Apply everything pending in the outbox now (runs on open; call it after an outage)."""
-        return self.outbox.apply(None, force=True)
+    def reconcile(self, *, verify: bool = True) -> ApplyReport:
+        """Bring the derived indexes in step with the relational store.
+
+        Applies everything pending in the outbox (this part runs on open). With ``verify`` it also
+        compares, per namespace and layer, the ids each index holds with the ids it should hold and
+        repairs the difference — what an index restarted empty (Redis without persistence) needs."""
+        report = self.outbox.apply(None, force=True)
+        if not verify or report.failed:
+            return report
+        now = to_ts(self.now())
+        rows: list[tuple[str | None, str, str | None, str, str]] = []
+        for namespace in self.store.namespaces():
+            for layer in PERSISTENT_LAYERS:
+                expected = {
+                    r[0]
+                    for r in self.store.query(
+                        "SELECT id FROM memories WHERE namespace = ? AND layer = ? AND status = ? AND indexed = 1",
+                        (namespace, layer.value, Status.ACTIVE.value),
+                    )
+                }
+                held = {
+                    VECTOR: self.vectors.ids(layer.value, namespace),
+                    ACTIVATION: {
+                        mid for mid, _ in self.activation.top(namespace, layer.value, len(expected) + 10_000)
+                    },
+                }
+                for target, ids in held.items():
+                    rows += [(mid, namespace, layer.value, target, SYNC) for mid in expected ^ ids]
+        if rows:
+            log.warning("reconcile: %d index entries out of step; repairing", len(rows))
+            with self.store.transaction() as tx:
+                tx.enqueue(rows, now)
+            repaired = self.outbox.apply(None, force=True)
+            report.applied += repaired.applied
+            report.failed += repaired.failed
+            report.errors.update(repaired.errors)
+        return report
 
     def stats(self, namespace: str | None = None) -> Stats:
         if namespace is not None:
@@ -438,6 +525,9 @@ class Hindsight(RecallMixin, LifecycleMixin):
     async def aget(self, memory_id: str, *, namespace: str | None = None) -> Memory | None:
         return await asyncio.to_thread(self.get, memory_id, namespace=namespace)
 
+    async def afind(self, namespace: str, **kwargs: Any) -> list[Memory]:
+        return await asyncio.to_thread(self.find, namespace, **kwargs)
+
     async def aworking(self, namespace: str, session_id: str, *, budget_tokens: int | None = None) -> list[Memory]:
         return await asyncio.to_thread(self.working, namespace, session_id, budget_tokens=budget_tokens)
 
@@ -447,8 +537,8 @@ class Hindsight(RecallMixin, LifecycleMixin):
     async def aforget_namespace(self, namespace: str) -> int:
         return await asyncio.to_thread(self.forget_namespace, namespace)
 
-    async def areconcile(self) -> ApplyReport:
-        return await asyncio.to_thread(self.reconcile)
+    async def areconcile(self, *, verify: bool = True) -> ApplyReport:
+        return await asyncio.to_thread(self.reconcile, verify=verify)
 
     async def astats(self, namespace: str | None = None) -> Stats:
         return await asyncio.to_thread(self.stats, namespace)

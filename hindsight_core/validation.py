@@ -61,7 +61,7 @@ def check_text(text: object, *, what: str = "content", max_chars: int) -> str:
 
 def check_layer(layer: object) -> Layer:
     try:
-        return Layer(layer)
+        return Layer(str(layer))
     except ValueError:
         raise InvalidInputError(
             f"unknown layer {layer!r}; expected one of {[v.value for v in Layer]}"
@@ -70,7 +70,7 @@ def check_layer(layer: object) -> Layer:
 
 def check_kind(kind: object) -> Kind:
     try:
-        return Kind(kind)
+        return Kind(str(kind))
     except ValueError:
         raise InvalidInputError(f"unknown kind {kind!r}; expected one of {[v.value for v in Kind]}") from None
 

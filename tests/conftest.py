@@ -73,6 +73,12 @@ def redis_client() -> Iterator[object]:
 
 
 @pytest.fixture
+def redis_url(redis_client: object) -> str:
+    """The URL of the real Redis the tests use (database 15 unless HINDSIGHT_TEST_REDIS_URL says)."""
+    return REDIS_URL
+
+
+@pytest.fixture
 def redis_prefix(redis_client: object) -> Iterator[str]:
     prefix = f"hstest-{uuid.uuid4().hex[:10]}"
     yield prefix

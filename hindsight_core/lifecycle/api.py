@@ -1,9 +1,510 @@
-"""The lifecycle facet of the engine (consolidation, decay, eviction)."""
+"""The lifecycle facet of the engine: consolidation ("hindsight" replay), procedures, decay and eviction.
+
+``consolidate`` replays unconsolidated episodes through an extractor (rules by default, or an LLM) in
+batches, and integrates what comes out (duplicates merged, conflicts superseded, see
+:mod:`hindsight_core.lifecycle.integrate`). A background worker does the same off the response path.
+``sweep`` moves idle, faded memories to cold and old cold ones to the JSONL archive; ``restore`` brings
+them back."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import threading
+from collections import defaultdict
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ulid import ULID
+
+from hindsight_core.clock import aware, to_ts
+from hindsight_core.errors import InvalidInputError, MemoryNotFoundError
 from hindsight_core.facets import Facet
+from hindsight_core.lifecycle import archive, jobs
+from hindsight_core.lifecycle.integrate import Integrator, procedure_content, reinforced
+from hindsight_core.lifecycle.schema import ExtractionContext, ExtractionError, Extractor
+from hindsight_core.lifecycle.types import ConsolidationReport, SweepReport
+from hindsight_core.lifecycle.worker import ConsolidationWorker
+from hindsight_core.text.entities import extract_entities
+from hindsight_core.text.normalize import fingerprint, normalize
+from hindsight_core.types import PERSISTENT_LAYERS, Activation, Edge, EdgeKind, Kind, Layer, Memory, Status
+from hindsight_core.validation import check_importance, check_namespace, check_session_id, check_text
+from hindsight_core.write.outbox import SYNC, TARGETS
+
+if TYPE_CHECKING:
+    from hindsight_core.types import NamespaceStats
+
+log = logging.getLogger("hindsight.lifecycle")
+
+_DAY = 86_400.0
 
 
 class LifecycleMixin(Facet):
-    pass
+    extractor: Extractor
+    path: Path
+
+    # -- facet hooks -----------------------------------------------------------------------------
+    def _init_facets(
+        self, *, extractor: Extractor | None = None, background_consolidation: bool = True, **options: Any
+    ) -> None:
+        """``extractor``: the consolidation extractor (default :class:`RuleExtractor`);
+        ``background_consolidation=False`` turns the worker off (consolidate on demand only)."""
+        if extractor is None:
+            from hindsight_core.lifecycle.rules import RuleExtractor
+
+            extractor = RuleExtractor()
+        if not callable(getattr(extractor, "extract", None)):
+            raise TypeError(
+                "extractor must have an extract(episodes, context) method (see lifecycle.extractors)"
+            )
+        configure = getattr(extractor, "configure", None)
+        if callable(configure):
+            cfg = self.config.lifecycle
+            configure(max_retries=cfg.llm_max_retries, calls_per_minute=cfg.llm_calls_per_minute)
+        self.extractor = extractor
+        self._background = bool(background_consolidation)
+        self._consolidation_lock = threading.Lock()
+        self._since_trigger: dict[tuple[str, str | None], int] = defaultdict(int)
+        self._counter_lock = threading.Lock()
+        self._worker = ConsolidationWorker(self._run_background)
+        super()._init_facets(**options)
+
+    def _on_recorded(self, namespace: str, memories: list[Memory]) -> None:
+        super()._on_recorded(namespace, memories)
+        every = self.config.lifecycle.consolidate_every
+        if not self._background or every <= 0:
+            return
+        due: list[str | None] = []
+        with self._counter_lock:
+            for m in memories:
+                if m.layer != Layer.EPISODIC:
+                    continue
+                key = (namespace, m.session_id)
+                self._since_trigger[key] += 1
+                if self._since_trigger[key] >= every:
+                    self._since_trigger[key] = 0
+                    due.append(m.session_id)
+        for session in dict.fromkeys(due):
+            self._worker.submit(namespace, session, "count")
+
+    def _forget_namespace_extra(self, namespace: str) -> None:
+        super()._forget_namespace_extra(namespace)
+        self.store.execute("DELETE FROM consolidation_jobs WHERE namespace = ?", (namespace,))
+        self.store.execute("DELETE FROM consolidated_episodes WHERE namespace = ?", (namespace,))
+        self._worker.discard(namespace)
+        with self._counter_lock:
+            for key in [k for k in self._since_trigger if k[0] == namespace]:
+                del self._since_trigger[key]
+        archive.archive_file(self._archive_root(), namespace).unlink(missing_ok=True)
+
+    def _extend_stats(self, namespace: str, stats: NamespaceStats) -> None:
+        super()._extend_stats(namespace, stats)
+        found = jobs.counts(self.store, namespace)
+        found[jobs.PENDING] += self._worker.queued(namespace)
+        stats.consolidation_jobs = found
+
+    def _close_facets(self) -> None:
+        self._worker.stop()
+        super()._close_facets()
+
+    # -- consolidation ---------------------------------------------------------------------------
+    def consolidate(self, namespace: str, session_id: str | None = None) -> ConsolidationReport:
+        """Distill the namespace's (or one session's) unconsolidated episodes into semantic and
+        procedural memories, now, in this thread. A failed extractor does not raise: the report (and the
+        job row) say ``failed`` with the error, and the episodes not integrated stay for a later run."""
+        namespace = check_namespace(namespace)
+        session = check_session_id(session_id)
+        return self._consolidate(namespace, session, "manual")
+
+    async def aconsolidate(self, namespace: str, session_id: str | None = None) -> ConsolidationReport:
+        return await asyncio.to_thread(self.consolidate, namespace, session_id)
+
+    def end_session(self, namespace: str, session_id: str) -> bool:
+        """The session is over: consolidate it in the background (returns at once). Returns False when
+        that session was already queued."""
+        namespace = check_namespace(namespace)
+        session = check_session_id(session_id)
+        if session is None:
+            raise InvalidInputError("session_id is required")
+        with self._counter_lock:
+            self._since_trigger.pop((namespace, session), None)
+        return self._worker.submit(namespace, session, "session_end")
+
+    async def aend_session(self, namespace: str, session_id: str) -> bool:
+        return await asyncio.to_thread(self.end_session, namespace, session_id)
+
+    def wait_for_consolidation(self, timeout: float | None = 60.0) -> bool:
+        """Block until the background worker has nothing queued or running; False on timeout."""
+        return self._worker.wait_idle(timeout)
+
+    async def await_for_consolidation(self, timeout: float | None = 60.0) -> bool:
+        return await asyncio.to_thread(self.wait_for_consolidation, timeout)
+
+    def _run_background(self, namespace: str, session_id: str | None, trigger: str) -> None:
+        report = self._consolidate(namespace, session_id, trigger)
+        if report.status == "failed":
+            log.warning("consolidation of %s/%s failed: %s", namespace, session_id, report.error)
+
+    def _unconsolidated(self, namespace: str, session_id: str | None) -> list[Memory]:
+        where = (
+            "namespace = ? AND layer = ? AND status IN (?, ?) AND id NOT IN "
+            "(SELECT memory_id FROM consolidated_episodes WHERE namespace = ?)"
+        )
+        params: list[Any] = [
+            namespace,
+            Layer.EPISODIC.value,
+            Status.ACTIVE.value,
+            Status.COLD.value,
+            namespace,
+        ]
+        if session_id is not None:
+            where += " AND session_id = ?"
+            params.append(session_id)
+        return self.store.select(where, params, order="occurred_at, seq")
+
+    def _consolidate(self, namespace: str, session_id: str | None, trigger: str) -> ConsolidationReport:
+        with self._consolidation_lock:
+            report = ConsolidationReport(namespace=namespace, session_id=session_id, trigger=trigger)
+            episodes = self._unconsolidated(namespace, session_id)
+            report.job_id = jobs.create(self.store, namespace, session_id, trigger, to_ts(self.now()))
+            if not episodes:
+                report.status = "empty"
+                jobs.finish(
+                    self.store,
+                    report.job_id,
+                    jobs.DONE,
+                    to_ts(self.now()),
+                    episodes=0,
+                    report=report.model_dump(mode="json"),
+                )
+                return report
+            integrator = Integrator(self, namespace)
+            size = self.config.lifecycle.batch_episodes
+            by_session: dict[str | None, list[Memory]] = defaultdict(list)
+            for e in episodes:
+                by_session[e.session_id].append(e)
+            batches = [
+                group[i : i + size] for group in by_session.values() for i in range(0, len(group), size)
+            ]
+            for batch in batches:
+                context = ExtractionContext(namespace=namespace, existing=integrator.existing())
+                try:
+                    result = self.extractor.extract(batch, context)
+                except Exception as exc:
+                    report.llm_calls += getattr(exc, "llm_calls", 0)
+                    report.status = "failed"
+                    kind = "" if isinstance(exc, ExtractionError) else f"{type(exc).__name__}: "
+                    report.error = f"{kind}{exc}"[:2000]
+                    break
+                report.llm_calls += result.llm_calls
+                report.extracted += len(result.memories)
+                now = self.now()
+                plan = integrator.integrate(batch, result.memories, now)
+                integrator.commit(plan, report.job_id, now)
+                report.batches += 1
+                report.episodes += len(batch)
+                report.created += sum(1 for m in plan.new.values() if m.status == Status.ACTIVE)
+                report.created_ids += [m.id for m in plan.new.values()]
+                report.merged += plan.merged
+                report.superseded += plan.superseded
+                report.superseded_ids += plan.superseded_ids
+                report.episodes_superseded += plan.episodes_superseded
+                report.dropped += plan.dropped
+            status = jobs.FAILED if report.status == "failed" else jobs.DONE
+            jobs.finish(
+                self.store,
+                report.job_id,
+                status,
+                to_ts(self.now()),
+                episodes=report.episodes,
+                error=report.error,
+                report=report.model_dump(mode="json", exclude={"created_ids", "superseded_ids"}),
+            )
+            return report
+
+    # -- procedures ------------------------------------------------------------------------------
+    def add_procedure(
+        self,
+        trigger: str,
+        steps: Sequence[str],
+        namespace: str,
+        *,
+        importance: int = 3,
+        confidence: float | None = None,
+    ) -> Memory:
+        """Store a how-to: recall offers it when a query matches its trigger. The same trigger with new
+        steps supersedes the older version; the same trigger and steps returns the existing one."""
+        namespace = check_namespace(namespace)
+        trigger = check_text(trigger, what="trigger", max_chars=2_000).strip()
+        if isinstance(steps, (str, bytes)) or not isinstance(steps, Sequence) or not steps:
+            raise InvalidInputError("steps must be a non-empty list of str")
+        clean = [check_text(s, what=f"steps[{i}]", max_chars=2_000).strip() for i, s in enumerate(steps)]
+        level = check_importance(importance)
+        cfg = self.config.lifecycle
+        start = cfg.procedure_initial_confidence if confidence is None else confidence
+        if isinstance(start, bool) or not isinstance(start, (int, float)) or not 0.0 <= start <= 1.0:
+            raise InvalidInputError(f"confidence must be a number from 0 to 1, got {confidence!r}")
+        content = procedure_content(trigger, clean)
+        fp = fingerprint(content)
+        now = self.now()
+        ts = to_ts(now)
+        same_trigger: list[Memory] = []
+        for m in self.store.select(
+            "namespace = ? AND layer = ? AND status = ?",
+            (namespace, Layer.PROCEDURAL.value, Status.ACTIVE.value),
+        ):
+            if m.fingerprint == fp:
+                return m
+            if normalize(str(m.metadata.get("trigger", ""))) == normalize(trigger):
+                same_trigger.append(m)
+        act = self.config.activation
+        memory = Memory(
+            id=str(ULID.from_datetime(now)),
+            namespace=namespace,
+            layer=Layer.PROCEDURAL,
+            kind=Kind.PROCEDURE,
+            content=content,
+            occurred_at=now,
+            created_at=now,
+            updated_at=now,
+            importance=level,
+            activation=Activation(
+                log_base=act.initial_log + act.importance_weight * (level - 3), ref_time=ts
+            ),
+            entities=extract_entities(content),
+            fingerprint=fp,
+            metadata={
+                "trigger": trigger,
+                "steps": clean,
+                "confidence": float(start),
+                "successes": 0,
+                "failures": 0,
+            },
+        )
+        replaced = [
+            m.model_copy(update={"status": Status.SUPERSEDED, "superseded_by": memory.id, "updated_at": now})
+            for m in same_trigger
+        ]
+        with self.store.transaction() as tx:
+            tx.insert_memories([memory])
+            for m in replaced:
+                tx.update_memory(m)
+            tx.add_edges(
+                [Edge(src=memory.id, dst=m.id, kind=EdgeKind.SUPERSEDES, created_at=now) for m in replaced]
+            )
+            tx.enqueue(
+                [
+                    (m.id, namespace, Layer.PROCEDURAL.value, t, SYNC)
+                    for m in [memory, *replaced]
+                    for t in TARGETS
+                ],
+                ts,
+            )
+        self.outbox.apply([memory.id, *(m.id for m in replaced)])
+        return memory
+
+    async def aadd_procedure(
+        self, trigger: str, steps: Sequence[str], namespace: str, **kwargs: Any
+    ) -> Memory:
+        return await asyncio.to_thread(self.add_procedure, trigger, steps, namespace, **kwargs)
+
+    def feedback(self, memory_id: str, success: bool, *, namespace: str | None = None) -> Memory:
+        """Report whether following a procedure worked: confidence moves towards 1 or 0; a success also
+        reinforces it. Below ``procedure_min_confidence`` it goes cold (recall stops offering it)."""
+        if not isinstance(success, bool):
+            raise InvalidInputError(f"success must be a bool, got {type(success).__name__}")
+        if not isinstance(memory_id, str) or not memory_id:
+            raise InvalidInputError("memory_id must be a non-empty str")
+        memory = self.store.get(memory_id)
+        if memory is None or (namespace is not None and memory.namespace != check_namespace(namespace)):
+            raise MemoryNotFoundError(f"no memory {memory_id!r}")
+        if memory.kind != Kind.PROCEDURE:
+            raise InvalidInputError(f"memory {memory_id!r} is a {memory.kind.value}, not a procedure")
+        cfg = self.config.lifecycle
+        now = self.now()
+        ts = to_ts(now)
+        meta = dict(memory.metadata)
+        confidence = float(meta.get("confidence", cfg.procedure_initial_confidence))
+        rate = cfg.procedure_learning_rate
+        confidence = confidence + rate * (1.0 - confidence) if success else confidence - rate * confidence
+        meta["confidence"] = round(confidence, 6)
+        counter = "successes" if success else "failures"
+        meta[counter] = int(meta.get(counter, 0)) + 1
+        update: dict[str, Any] = {"metadata": meta, "updated_at": now}
+        if success:
+            update["activation"] = reinforced(
+                memory.activation,
+                self.config.activation.rate(memory.layer),
+                ts,
+                self.config.activation.reinforce_weight,
+            )
+        if memory.status == Status.ACTIVE and confidence < cfg.procedure_min_confidence:
+            update["status"] = Status.COLD
+        elif memory.status == Status.COLD and confidence >= cfg.procedure_min_confidence:
+            update["status"] = Status.ACTIVE
+        updated = memory.model_copy(update=update)
+        self._write([updated], ts)
+        return updated
+
+    async def afeedback(self, memory_id: str, success: bool, **kwargs: Any) -> Memory:
+        return await asyncio.to_thread(self.feedback, memory_id, success, **kwargs)
+
+    # -- decay and eviction ----------------------------------------------------------------------
+    def _archive_root(self) -> Path:
+        return Path(self.path) / self.config.lifecycle.archive_dir
+
+    def archive_path(self, namespace: str) -> Path:
+        """Where ``sweep`` archives this namespace's memories (the file may not exist yet)."""
+        return archive.archive_file(self._archive_root(), check_namespace(namespace))
+
+    def _write(self, memories: Sequence[Memory], ts: float) -> None:
+        if not memories:
+            return
+        with self.store.transaction() as tx:
+            for m in memories:
+                tx.update_memory(m)
+            tx.enqueue([(m.id, m.namespace, m.layer.value, t, SYNC) for m in memories for t in TARGETS], ts)
+        self.outbox.apply([m.id for m in memories])
+
+    def sweep(self, now: datetime | None = None, *, namespace: str | None = None) -> SweepReport:
+        """Evict: expired ``state`` memories and memories whose activation fell below
+        ``cold_log_activation`` after ``cold_idle_days`` idle become cold (out of the indexes, kept in the
+        store); cold memories idle past ``archive_after_days`` go to the namespace's JSONL archive and are
+        deleted. Idle time runs from the last reinforcement (``activation.ref_time``)."""
+        when = self.now() if now is None else aware(now, what="now")
+        ns = None if namespace is None else check_namespace(namespace)
+        cfg = self.config.lifecycle
+        ts = to_ts(when)
+        report = SweepReport(now=when)
+        scope, scope_params = ("namespace = ? AND ", [ns]) if ns is not None else ("", [])
+        # 1. states past their TTL
+        expired = self.store.select(
+            f"{scope}status = ? AND expires_at IS NOT NULL AND expires_at <= ?",
+            [*scope_params, Status.ACTIVE.value, ts],
+        )
+        cooled: list[Memory] = []
+        for m in expired:
+            cooled.append(
+                m.model_copy(
+                    update={
+                        "status": Status.COLD,
+                        "updated_at": when,
+                        "metadata": {**m.metadata, "expired_at": when.isoformat()},
+                    }
+                )
+            )
+        report.expired = len(expired)
+        # 2. faded and idle
+        seen = {m.id for m in expired}
+        for layer in PERSISTENT_LAYERS:
+            rate = self.config.activation.rate(layer)
+            if rate <= 0:
+                continue
+            for m in self.store.select(
+                f"{scope}layer = ? AND status = ? AND act_log_base - ? * (? - act_ref_time) < ? "
+                "AND act_ref_time <= ?",
+                [
+                    *scope_params,
+                    layer.value,
+                    Status.ACTIVE.value,
+                    rate,
+                    ts,
+                    cfg.cold_log_activation,
+                    ts - cfg.cold_idle_days * _DAY,
+                ],
+            ):
+                if m.id not in seen:
+                    cooled.append(m.model_copy(update={"status": Status.COLD, "updated_at": when}))
+        self._write(cooled, ts)
+        report.cooled = len(cooled) - report.expired
+        report.cooled_ids = [m.id for m in cooled]
+        # 3. cold and idle past the archive age → archive, then delete
+        old = self.store.select(
+            f"{scope}status = ? AND act_ref_time <= ?",
+            [*scope_params, Status.COLD.value, ts - cfg.archive_after_days * _DAY],
+        )
+        by_namespace: dict[str, list[Memory]] = defaultdict(list)
+        for m in old:
+            by_namespace[m.namespace].append(m)
+        for space, memories in by_namespace.items():
+            path = archive.archive_file(self._archive_root(), space)
+            archive.append(path, archive.records(self.store, memories, when.isoformat(), "idle"))
+            ids = [m.id for m in memories]
+            with self.store.transaction() as tx:
+                tx.delete_memories(ids)
+                tx.enqueue([(m.id, space, m.layer.value, t, SYNC) for m in memories for t in TARGETS], ts)
+            self.outbox.apply(ids)
+            report.archives[space] = str(path)
+            report.archived += len(ids)
+            report.archived_ids += ids
+        return report
+
+    async def asweep(self, now: datetime | None = None, *, namespace: str | None = None) -> SweepReport:
+        return await asyncio.to_thread(self.sweep, now, namespace=namespace)
+
+    def restore(self, archive_path: str | Path) -> int:
+        """Bring an archive's memories back as active (fresh activation); returns how many. Memories
+        already in the store (restored before, or re-recorded under the same ``source_id``) are skipped.
+        A malformed archive raises before anything is restored."""
+        records = archive.read(Path(archive_path) if isinstance(archive_path, str) else archive_path)
+        if not records:
+            return 0
+        present = set(self.store.get_many(m.id for m, _, _ in records))
+        now = self.now()
+        ts = to_ts(now)
+        act = self.config.activation
+        chosen: list[tuple[Memory, str | None]] = []
+        edges: list[Edge] = []
+        taken: set[tuple[str, str, str]] = set()
+        for memory, ext, memory_edges in records:
+            if memory.id in present:
+                continue
+            if ext is not None:
+                key = (memory.namespace, memory.layer.value, ext)
+                if key in taken or self.store.by_external_ids(memory.namespace, memory.layer.value, [ext]):
+                    continue
+                taken.add(key)
+            expires = memory.expires_at if memory.expires_at is None or memory.expires_at > now else None
+            restored = memory.model_copy(
+                update={
+                    "status": Status.ACTIVE,
+                    "updated_at": now,
+                    "expires_at": expires,
+                    "activation": Activation(
+                        log_base=act.initial_log + act.importance_weight * (memory.importance - 3),
+                        ref_time=ts,
+                    ),
+                    "metadata": {
+                        k: v
+                        for k, v in {**memory.metadata, "restored_at": now.isoformat()}.items()
+                        if k != "expired_at"
+                    },
+                }
+            )
+            chosen.append((restored, ext))
+            edges += memory_edges
+        if not chosen:
+            return 0
+        with self.store.transaction() as tx:
+            tx.insert_memories([m for m, _ in chosen], [e for _, e in chosen])
+            if edges:
+                tx.add_edges(edges)
+            tx.enqueue(
+                [
+                    (m.id, m.namespace, m.layer.value, t, SYNC)
+                    for m, _ in chosen
+                    if m.indexed
+                    for t in TARGETS
+                ],
+                ts,
+            )
+        self.outbox.apply([m.id for m, _ in chosen])
+        return len(chosen)
+
+    async def arestore(self, archive_path: str | Path) -> int:
+        return await asyncio.to_thread(self.restore, archive_path)
+
+
+__all__ = ["ConsolidationReport", "LifecycleMixin", "SweepReport"]

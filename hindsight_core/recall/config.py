@@ -2,9 +2,52 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 
 class RecallConfig(BaseModel):
     default_k: int = 5
     default_budget_tokens: int = 800
+    #: Candidates each channel returns (the issue asks for 20–30).
+    per_channel: int = 25
+    #: Reciprocal-rank fusion: ``Σ weight / (rrf_k + rank)``.
+    rrf_k: int = 60
+    channel_weights: dict[str, float] = Field(
+        default_factory=lambda: {
+            "vector": 1.0,
+            "keyword": 1.0,
+            "temporal": 0.6,
+            "entity": 0.3,
+            "activation": 0.15,
+        }
+    )
+    #: Multiplier of the temporal channel's weight when the query carries a history cue ("上次") or a
+    #: time expression ("last week"): the "trace word" routing of the design.
+    history_boost: float = 2.5
+    #: With a history cue, the temporal channel looks at this many of the namespace's latest memories.
+    recent_pool: int = 40
+    #: Context: a candidate lends this share of its fused score to its neighbouring turns in the session
+    #: (an answer usually sits next to the turn that matches the question).
+    context_weight: float = 0.0
+    #: Final score ``alpha·relevance + beta·importance·decay + gamma·frequency``.
+    alpha: float = 1.0
+    beta: float = 0.1
+    gamma: float = 0.05
+    #: Cross-encoder reranking: a FlagEmbedding reranker name or local path; ``None`` passes scores through.
+    reranker: str | None = None
+    rerank_top_n: int = 20
+    #: Relevance floor. A candidate is kept when its cosine stands ``floor_z`` standard deviations above
+    #: the query's cosines to a fixed set of unrelated background sentences, or ``floor_z_keyword`` with
+    #: keyword evidence covering ``floor_keyword_coverage`` of the query's term weight.
+    floor_z: float = 4.0
+    floor_z_keyword: float = 2.0
+    floor_keyword_coverage: float = 0.5
+    #: Each injected memory is cut to this many tokens; each cited source excerpt to fewer.
+    max_memory_tokens: int = 160
+    source_excerpt_tokens: int = 40
+    max_sources: int = 2
+    #: Reinforcement of injected memories is buffered and flushed in one transaction per batch.
+    reinforce_batch: int = 64
+    reinforce_max_age_s: float = 30.0
+    #: Write the recall log (query, candidates per channel, injected ids, scores).
+    log: bool = True

@@ -67,4 +67,73 @@ MIGRATIONS: list[tuple[str, list[str]]] = [
             "CREATE INDEX ix_activation_rank ON activation_index(namespace, layer, score)",
         ],
     ),
+    (
+        # Verbatim ordered logs per (namespace, key) for framework adapters (hindsight_core/transcripts.py).
+        "0004_transcripts",
+        [
+            """CREATE TABLE transcripts (
+                seq {pk},
+                namespace TEXT NOT NULL,
+                tkey TEXT NOT NULL,
+                created_at {real} NOT NULL,
+                updated_at {real} NOT NULL,
+                UNIQUE (namespace, tkey)
+            )""",
+            """CREATE TABLE transcript_entries (
+                namespace TEXT NOT NULL, tkey TEXT NOT NULL, pos INTEGER NOT NULL, entry TEXT NOT NULL,
+                PRIMARY KEY (namespace, tkey, pos)
+            )""",
+        ],
+    ),
+    (
+        # Consolidation jobs and the episodes already distilled (hindsight_core/lifecycle/).
+        "0003_lifecycle",
+        [
+            """CREATE TABLE consolidation_jobs (
+                id {pk},
+                namespace TEXT NOT NULL,
+                session_id TEXT,
+                trigger TEXT NOT NULL,
+                status TEXT NOT NULL,
+                attempts INTEGER NOT NULL DEFAULT 0,
+                episodes INTEGER NOT NULL DEFAULT 0,
+                last_error TEXT,
+                report TEXT,
+                created_at {real} NOT NULL,
+                updated_at {real} NOT NULL
+            )""",
+            "CREATE INDEX ix_consolidation_jobs_ns ON consolidation_jobs(namespace, status)",
+            """CREATE TABLE consolidated_episodes (
+                memory_id TEXT PRIMARY KEY,
+                namespace TEXT NOT NULL,
+                job_id INTEGER,
+                consolidated_at {real} NOT NULL
+            )""",
+            "CREATE INDEX ix_consolidated_ns ON consolidated_episodes(namespace)",
+        ],
+    ),
+    (
+        # The recall log and the memories ever injected (hindsight_core/recall/log.py: health figures).
+        "0002_recall_log",
+        [
+            """CREATE TABLE recall_log (
+                id {pk},
+                namespace TEXT NOT NULL,
+                session_id TEXT,
+                query TEXT NOT NULL,
+                at {real} NOT NULL,
+                candidates TEXT NOT NULL,
+                injected TEXT NOT NULL,
+                scores TEXT NOT NULL,
+                idle TEXT NOT NULL,
+                n_injected INTEGER NOT NULL,
+                n_idle INTEGER NOT NULL
+            )""",
+            "CREATE INDEX ix_recall_log_ns ON recall_log(namespace, at)",
+            """CREATE TABLE recall_injected (
+                namespace TEXT NOT NULL, memory_id TEXT NOT NULL, first_at {real} NOT NULL,
+                PRIMARY KEY (namespace, memory_id)
+            )""",
+        ],
+    ),
 ]

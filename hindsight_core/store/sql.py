@@ -201,7 +201,9 @@ class RelationalStore:
     def add_edges(self, edges: Iterable[Edge]) -> None:
         with self._lock:
             self._conn.executemany(
-                self.dialect.sql("INSERT INTO edges(src, dst, kind, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING"),
+                self.dialect.sql(
+                    "INSERT INTO edges(src, dst, kind, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING"
+                ),
                 [(e.src, e.dst, e.kind.value, to_ts(e.created_at)) for e in edges],
             )
 

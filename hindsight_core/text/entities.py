@@ -13,11 +13,13 @@ from typing import Any
 _CAP_RUN = re.compile(r"\b([A-Z][\w'’&-]*(?:\s+(?:of|de|the|van|von|da|[A-Z][\w'’&-]*))*)")
 _HAS_CJK = re.compile(r"[\u4e00-\u9fff]")
 _NOT_ENTITIES = frozenset(
-    """i i'm i've i'd i'll im a an the this that these those it its it's he she they we you my your our
-    their his her what when where who why how which yes no ok okay hi hello hey thanks thank sure well so
-    but and or if then also just oh wow yeah hmm great cool nice good sorry please let lets let's do does
-    did is are was were be been have has had can could will would should may might must there here
-    monday tuesday wednesday thursday friday saturday sunday today tomorrow yesterday""".split()
+    (
+        "i i'm i've i'd i'll im a an the this that these those it its it's he she they we you my your our "
+        "their his her what when where who why how which yes no ok okay hi hello hey thanks thank sure well so "
+        "but and or if then also just oh wow yeah hmm great cool nice good sorry please let lets let's do does "
+        "did is are was were be been have has had can could will would should may might must there here "
+        "monday tuesday wednesday thursday friday saturday sunday today tomorrow yesterday"
+    ).split()
 )
 _ZH_TAGS = frozenset({"nr", "nrfg", "nrt", "ns", "nt", "nz"})
 

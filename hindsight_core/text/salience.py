@@ -24,12 +24,15 @@ SMALL_TALK: frozenset[str] = frozenset(
 )
 
 _REPEATED_LAUGH = re.compile(r"^(?:ha|he|hi|lo|l|哈|呵|嘿|嘻|嗯|哦|啊|h)+$")
+# Chinese sentence-final particles and English fillers that do not change a phrase's meaning.
+_PARTICLES = re.compile(r"(?:[呢呀啊吧哦啦嘛哈喔噢滴]+|\s+(?:then|so|man|guys|lol))$")
 
 
 def is_small_talk(text: str) -> bool:
     norm = normalize(text)
     if not norm:
         return True  # punctuation or emoji only
-    if norm in SMALL_TALK:
+    stripped = _PARTICLES.sub("", norm).strip()
+    if norm in SMALL_TALK or (stripped and stripped in SMALL_TALK):
         return True
     return bool(_REPEATED_LAUGH.match(norm.replace(" ", "")))

@@ -94,10 +94,12 @@ class ChromaVectorIndex:
         return [VectorHit(mid, 1.0 - float(d)) for mid, d in zip(ids, distances, strict=True)]
 
     def count(self, layer: str, namespace: str | None = None) -> int:
-        collection = self._collection(layer)
         if namespace is None:
-            return int(collection.count())
-        return len(collection.get(where={"namespace": namespace}, include=[])["ids"])
+            return int(self._collection(layer).count())
+        return len(self.ids(layer, namespace))
+
+    def ids(self, layer: str, namespace: str) -> set[str]:
+        return set(self._collection(layer).get(where={"namespace": namespace}, include=[])["ids"])
 
     def close(self) -> None:
         with self._lock:

@@ -1,0 +1,366 @@
+"""Integration of extracted memories into a namespace (DESIGN.md "Lifecycle", consolidate).
+
+For each extracted memory, in order: exact duplicate (same fingerprint) or same slot and value →
+reinforce the existing memory and add the new sources; same exclusive slot with a new value, an explicit
+change, or an LLM ``supersedes`` → the newer memory supersedes the older (kept, status ``superseded``,
+activation cut); an assistant confirmation with nothing to confirm → dropped; near-duplicate (same kind,
+cosine over the threshold) → reinforce; otherwise a new memory. Every change of one batch is written in
+one transaction, so a batch is either integrated whole or not at all."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from ulid import ULID
+
+from hindsight_core.clock import to_ts
+from hindsight_core.lifecycle.schema import ExtractedMemory
+from hindsight_core.text.entities import extract_entities
+from hindsight_core.text.normalize import fingerprint, normalize
+from hindsight_core.types import Activation, Edge, EdgeKind, Kind, Layer, Memory, Status
+from hindsight_core.write.outbox import SYNC, TARGETS
+
+if TYPE_CHECKING:
+    from hindsight_core.lifecycle.api import LifecycleMixin
+
+
+def procedure_content(trigger: str, steps: Sequence[str]) -> str:
+    return f"{trigger.strip()} → " + " ".join(f"{i}. {s.strip()}" for i, s in enumerate(steps, 1))
+
+
+def scaled(activation: Activation, factor: float) -> Activation:
+    """``A(t) × factor`` at every ``t``: in log space, a shift of ``log_base`` (idle time unchanged)."""
+    return Activation(log_base=activation.log_base + math.log(factor), ref_time=activation.ref_time)
+
+
+def reinforced(activation: Activation, rate: float, now: float, weight: float) -> Activation:
+    """``A_ref <- A(now) + weight``, ``t_ref <- now`` (DESIGN.md, reinforcement)."""
+    current = activation.log_at(now, rate)
+    return Activation(
+        log_base=float(np.logaddexp(current, math.log(weight))) if weight > 0 else current, ref_time=now
+    )
+
+
+@dataclass
+class BatchPlan:
+    new: dict[str, Memory] = field(default_factory=dict)
+    updated: dict[str, Memory] = field(default_factory=dict)
+    edges: list[Edge] = field(default_factory=list)
+    vectors: dict[str, np.ndarray] = field(default_factory=dict)
+    consolidated: list[str] = field(default_factory=list)
+    merged: int = 0
+    superseded: int = 0
+    episodes_superseded: int = 0
+    dropped: int = 0
+    superseded_ids: list[str] = field(default_factory=list)
+
+
+class Integrator:
+    """State of one consolidation run over a namespace: the active semantic and procedural memories
+    (the *pool*), who cites which episode, and their vectors."""
+
+    def __init__(self, engine: LifecycleMixin, namespace: str) -> None:
+        self.engine = engine
+        self.namespace = namespace
+        self.config = engine.config.lifecycle
+        rows = engine.store.select(
+            "namespace = ? AND layer IN (?, ?) AND status = ?",
+            (namespace, Layer.SEMANTIC.value, Layer.PROCEDURAL.value, Status.ACTIVE.value),
+        )
+        self.pool: dict[str, Memory] = {m.id: m for m in rows}
+        self.citers: dict[str, set[str]] = defaultdict(set)
+        for m in rows:
+            for source in m.source_ids:
+                self.citers[source].add(m.id)
+        self._vectors: dict[str, np.ndarray] | None = None
+
+    # -- helpers ---------------------------------------------------------------------------------
+    def existing(self) -> list[Memory]:
+        return list(self.pool.values())
+
+    def _pool_vectors(self) -> dict[str, np.ndarray]:
+        if self._vectors is None:
+            indexed = [m for m in self.pool.values() if m.indexed]
+            self._vectors = dict(self.engine.outbox.vectors_for(indexed)) if indexed else {}
+        return self._vectors
+
+    def _rate(self, layer: Layer) -> float:
+        return self.engine.config.activation.rate(layer)
+
+    def _current(self, plan: BatchPlan, memory_id: str) -> Memory | None:
+        return plan.new.get(memory_id) or plan.updated.get(memory_id) or self.pool.get(memory_id)
+
+    def _touch(self, plan: BatchPlan, m: Memory) -> None:
+        if m.id in plan.new:
+            plan.new[m.id] = m
+        else:
+            plan.updated[m.id] = m
+        if m.status == Status.ACTIVE and m.layer in (Layer.SEMANTIC, Layer.PROCEDURAL):
+            self.pool[m.id] = m
+        else:
+            self.pool.pop(m.id, None)
+
+    # -- the rules -------------------------------------------------------------------------------
+    def integrate(
+        self, batch: Sequence[Memory], items: Sequence[ExtractedMemory], now: datetime
+    ) -> BatchPlan:
+        plan = BatchPlan(consolidated=[e.id for e in batch])
+        episodes = {e.id: e for e in batch}
+        ts = to_ts(now)
+        usable = [i for i in items if any(s in episodes for s in i.source_ids)]
+        usable.sort(key=lambda i: max(episodes[s].occurred_at for s in i.source_ids if s in episodes))
+        contents = [self._content(i) for i in usable]
+        item_vectors = self.engine.embedder.embed_documents(contents) if contents else np.zeros((0, 1))
+        for item, content, vector in zip(usable, contents, item_vectors, strict=True):
+            self._integrate_one(plan, item, content, np.asarray(vector, dtype=np.float32), episodes, now, ts)
+        # Distilled episodes lose some weight (and keep it out of the ranking they no longer need).
+        factor = self.config.consolidated_episode_factor
+        for episode_id in plan.consolidated:
+            current = plan.updated.get(episode_id) or episodes[episode_id]
+            if factor < 1.0:
+                current = current.model_copy(update={"activation": scaled(current.activation, factor)})
+            plan.updated[episode_id] = current
+        return plan
+
+    @staticmethod
+    def _content(item: ExtractedMemory) -> str:
+        if item.kind == "procedure" and item.trigger and item.steps:
+            return procedure_content(item.trigger, item.steps)
+        return item.content.strip()
+
+    def _integrate_one(
+        self,
+        plan: BatchPlan,
+        item: ExtractedMemory,
+        content: str,
+        vector: np.ndarray,
+        episodes: dict[str, Memory],
+        now: datetime,
+        ts: float,
+    ) -> None:
+        cited = [episodes[s] for s in item.source_ids if s in episodes]
+        sources = list(dict.fromkeys([e.id for e in cited] + [x for e in cited for x in e.source_ids]))
+        layer = Layer.PROCEDURAL if item.kind == "procedure" else Layer.SEMANTIC
+        kind = Kind(item.kind)
+        fp = fingerprint(content)
+        value_key = normalize(item.value) if item.value is not None else None
+        # 1. exact duplicate
+        for p in list(self.pool.values()):
+            if p.layer == layer and p.fingerprint == fp:
+                self._reinforce(plan, p, sources, cited, item, now, ts)
+                return
+        # 2. same slot: duplicate or conflict
+        targets: list[Memory] = []
+        if item.slot:
+            same = [p for p in self.pool.values() if p.metadata.get("slot") == item.slot]
+            for p in same:
+                if normalize(str(p.metadata.get("value", ""))) == value_key:
+                    self._reinforce(plan, p, sources, cited, item, now, ts)
+                    return
+            if item.corroborates:  # an assistant confirms; it never changes a value
+                pass
+            elif same and item.exclusive:
+                targets = same
+            elif same and item.change:
+                targets = self._changed(same, item)
+        targets += [self.pool[i] for i in item.supersedes if i in self.pool and self.pool[i] not in targets]
+        # 3. near-duplicate (same kind, close in embedding space, not a different value of one slot)
+        if not targets:
+            best, best_id = -1.0, None
+            vectors = self._pool_vectors()
+            for p in self.pool.values():
+                if p.kind != kind or p.id not in vectors:
+                    continue
+                if item.slot and p.metadata.get("slot") and p.metadata.get("slot") != item.slot:
+                    continue
+                similarity = float(vectors[p.id] @ vector)
+                if similarity > best:
+                    best, best_id = similarity, p.id
+            if best_id is not None and best >= self.config.near_duplicate_threshold:
+                self._reinforce(plan, self.pool[best_id], sources, cited, item, now, ts)
+                return
+        if item.corroborates:
+            plan.dropped += 1
+            return
+        # 4. a new memory
+        occurred = max(e.occurred_at for e in cited)
+        level = item.importance
+        act = self.engine.config.activation
+        metadata: dict[str, Any] = {"extractor": self.engine.extractor.name, "mentions": 1}
+        if item.slot:
+            metadata.update(slot=item.slot, value=item.value)
+        if item.kind == "procedure":
+            metadata.update(
+                trigger=item.trigger,
+                steps=list(item.steps or []),
+                confidence=self.config.procedure_initial_confidence,
+            )
+        memory = Memory(
+            id=str(ULID.from_datetime(now)),
+            namespace=self.namespace,
+            session_id=cited[-1].session_id,
+            layer=layer,
+            kind=kind,
+            role=None,
+            content=content,
+            occurred_at=occurred,
+            created_at=now,
+            updated_at=now,
+            importance=level,
+            activation=Activation(
+                log_base=act.initial_log + act.importance_weight * (level - 3),
+                ref_time=min(to_ts(occurred), ts),
+            ),
+            source_ids=sources,
+            entities=list(dict.fromkeys([*item.entities, *extract_entities(content)]))[:12],
+            fingerprint=fp,
+            expires_at=occurred + timedelta(days=self.config.state_ttl_days) if kind == Kind.STATE else None,
+            metadata=metadata,
+        )
+        plan.new[memory.id] = memory
+        plan.vectors[memory.id] = vector
+        plan.edges += [
+            Edge(src=memory.id, dst=e.id, kind=EdgeKind.DERIVED_FROM, created_at=now) for e in cited
+        ]
+        for source in sources:
+            self.citers[source].add(memory.id)
+        self.pool[memory.id] = memory
+        if self._vectors is not None:
+            self._vectors[memory.id] = vector
+        for old in targets:
+            if old.occurred_at > memory.occurred_at:  # consolidated late: the stored value is the newer one
+                self._supersede(plan, self._current(plan, memory.id) or memory, old, now)
+            else:
+                self._supersede(plan, self._current(plan, old.id) or old, memory, now)
+
+    def _changed(self, same: list[Memory], item: ExtractedMemory) -> list[Memory]:
+        """Which value an explicit change ("migrated from MySQL to PostgreSQL") replaces."""
+        if item.change_from:
+            wanted = normalize(item.change_from)
+            return [p for p in same if wanted and (wanted in normalize(str(p.metadata.get("value", ""))))]
+        values = [str(p.metadata.get("value", "")) for p in same]
+        vectors = self.engine.embedder.embed_documents([item.value or "", *values])
+        similarities = vectors[1:] @ vectors[0]
+        return [same[int(np.argmax(similarities))]]
+
+    def _reinforce(
+        self,
+        plan: BatchPlan,
+        target: Memory,
+        sources: list[str],
+        cited: list[Memory],
+        item: ExtractedMemory,
+        now: datetime,
+        ts: float,
+    ) -> None:
+        current = self._current(plan, target.id) or target
+        merged_sources = list(dict.fromkeys([*current.source_ids, *sources]))
+        metadata = dict(current.metadata)
+        metadata["mentions"] = int(metadata.get("mentions", 1)) + 1
+        rate = self._rate(current.layer)
+        update: dict[str, Any] = {
+            "source_ids": merged_sources,
+            "metadata": metadata,
+            "updated_at": now,
+            "importance": max(current.importance, item.importance),
+            "activation": reinforced(current.activation, rate, ts, self.config.reinforce_weight),
+        }
+        latest = max(e.occurred_at for e in cited)
+        if latest > current.occurred_at:
+            update["occurred_at"] = latest
+            if current.kind == Kind.STATE:
+                update["expires_at"] = latest + timedelta(days=self.config.state_ttl_days)
+        updated = current.model_copy(update=update)
+        self._touch(plan, updated)
+        for source in sources:
+            self.citers[source].add(updated.id)
+        plan.edges += [
+            Edge(src=updated.id, dst=e.id, kind=EdgeKind.DERIVED_FROM, created_at=now) for e in cited
+        ]
+        if not item.corroborates:
+            plan.merged += 1
+
+    def _supersede(self, plan: BatchPlan, old: Memory, new: Memory, now: datetime) -> None:
+        """``new`` replaces ``old``: old kept for history, out of the indexes, activation × factor; the
+        episodes only ``old`` cited carry the stale value too and follow it."""
+        if old.status == Status.SUPERSEDED:
+            return
+        factor = self.config.superseded_factor
+        self._touch(
+            plan,
+            old.model_copy(
+                update={
+                    "status": Status.SUPERSEDED,
+                    "superseded_by": new.id,
+                    "updated_at": now,
+                    "activation": scaled(old.activation, factor),
+                }
+            ),
+        )
+        plan.edges.append(Edge(src=new.id, dst=old.id, kind=EdgeKind.SUPERSEDES, created_at=now))
+        plan.superseded += 1
+        plan.superseded_ids.append(old.id)
+        for source in old.source_ids:
+            self.citers[source].discard(old.id)
+        stale = [s for s in old.source_ids if not self.citers.get(s)]
+        if not stale:
+            return
+        known = {
+            **self.engine.store.get_many(s for s in stale if s not in plan.updated),
+            **{s: plan.updated[s] for s in stale if s in plan.updated},
+        }
+        for source in stale:
+            episode = known.get(source)
+            if (
+                episode is None
+                or episode.layer != Layer.EPISODIC
+                or episode.namespace != self.namespace
+                or episode.status not in (Status.ACTIVE, Status.COLD)
+            ):
+                continue
+            plan.updated[episode.id] = episode.model_copy(
+                update={
+                    "status": Status.SUPERSEDED,
+                    "superseded_by": new.id,
+                    "updated_at": now,
+                }
+            )
+            plan.episodes_superseded += 1
+
+    # -- write -----------------------------------------------------------------------------------
+    def commit(self, plan: BatchPlan, job_id: int | None, now: datetime) -> None:
+        store = self.engine.store
+        ts = to_ts(now)
+        ids = [*plan.new, *plan.updated]
+        with store.transaction() as tx:
+            if plan.new:
+                tx.insert_memories(list(plan.new.values()))
+            for m in plan.updated.values():
+                tx.update_memory(m)
+            if plan.edges:
+                tx.add_edges(plan.edges)
+            if plan.vectors:
+                tx.put_embeddings(self.engine.embedder.name, plan.vectors)
+            if plan.consolidated:
+                tx.execute(
+                    "INSERT INTO consolidated_episodes(memory_id, namespace, job_id, consolidated_at) VALUES "
+                    + ", ".join(["(?, ?, ?, ?)"] * len(plan.consolidated))
+                    + " ON CONFLICT(memory_id) DO NOTHING",
+                    [x for mid in plan.consolidated for x in (mid, self.namespace, job_id, ts)],
+                )
+            tx.enqueue(
+                [(mid, self.namespace, self._layer_of(plan, mid), t, SYNC) for mid in ids for t in TARGETS],
+                ts,
+            )
+        self.engine.outbox.apply(ids)
+
+    @staticmethod
+    def _layer_of(plan: BatchPlan, memory_id: str) -> str:
+        m = plan.new.get(memory_id) or plan.updated[memory_id]
+        return m.layer.value

@@ -1,0 +1,74 @@
+"""Consolidation jobs (table ``consolidation_jobs``): pending → running → done | failed."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hindsight_core.store.sql import RelationalStore
+
+PENDING, RUNNING, DONE, FAILED = "pending", "running", "done", "failed"
+STATUSES = (PENDING, RUNNING, DONE, FAILED)
+
+
+def create(
+    store: RelationalStore,
+    namespace: str,
+    session_id: str | None,
+    trigger: str,
+    now: float,
+    status: str = RUNNING,
+) -> int:
+    with store.transaction() as tx:
+        cursor = tx.execute(
+            "INSERT INTO consolidation_jobs(namespace, session_id, trigger, status, attempts, created_at, "
+            "updated_at) VALUES (?, ?, ?, ?, 1, ?, ?)",
+            (namespace, session_id, trigger, status, now, now),
+        )
+        return int(cursor.lastrowid or 0)
+
+
+def finish(
+    store: RelationalStore,
+    job_id: int,
+    status: str,
+    now: float,
+    *,
+    episodes: int,
+    error: str | None = None,
+    report: dict[str, Any] | None = None,
+) -> None:
+    with store.transaction() as tx:
+        tx.execute(
+            "UPDATE consolidation_jobs SET status = ?, episodes = ?, last_error = ?, report = ?, "
+            "updated_at = ? WHERE id = ?",
+            (
+                status,
+                episodes,
+                error,
+                json.dumps(report, ensure_ascii=False) if report else None,
+                now,
+                job_id,
+            ),
+        )
+
+
+def counts(store: RelationalStore, namespace: str) -> dict[str, int]:
+    found = dict.fromkeys(STATUSES, 0)
+    for status, count in store.query(
+        "SELECT status, COUNT(*) FROM consolidation_jobs WHERE namespace = ? GROUP BY status", (namespace,)
+    ):
+        found[status] = int(count)
+    return found
+
+
+def get(store: RelationalStore, job_id: int) -> dict[str, Any] | None:
+    rows = store.query(
+        "SELECT id, namespace, session_id, trigger, status, attempts, episodes, last_error "
+        "FROM consolidation_jobs WHERE id = ?",
+        (job_id,),
+    )
+    if not rows:
+        return None
+    keys = ("id", "namespace", "session_id", "trigger", "status", "attempts", "episodes", "last_error")
+    return dict(zip(keys, rows[0], strict=True))

@@ -1,0 +1,41 @@
+"""Reports returned by the lifecycle facet (pure pydantic)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+
+class ConsolidationReport(BaseModel):
+    """What one consolidation run did. ``status`` is ``failed`` when the extractor gave up (its error is
+    in ``error``): the batches before the failure are written, the rest stay unconsolidated."""
+
+    namespace: str
+    session_id: str | None = None
+    job_id: int | None = None
+    trigger: str = "manual"
+    status: Literal["done", "failed", "empty"] = "done"
+    error: str | None = None
+    episodes: int = 0  #: episodes consolidated (marked as distilled)
+    batches: int = 0
+    llm_calls: int = 0
+    extracted: int = 0  #: memories the extractor returned
+    created: int = 0  #: new semantic/procedural memories
+    merged: int = 0  #: duplicates folded into an existing memory
+    superseded: int = 0  #: conflicts: older memories replaced by newer ones
+    episodes_superseded: int = 0  #: episodes carrying only a stale value
+    dropped: int = 0  #: assistant-side confirmations with nothing to confirm
+    created_ids: list[str] = Field(default_factory=list)
+    superseded_ids: list[str] = Field(default_factory=list)
+
+
+class SweepReport(BaseModel):
+    now: datetime
+    cooled: int = 0  #: active → cold (low activation, idle)
+    expired: int = 0  #: ``state`` memories past their TTL (→ cold)
+    archived: int = 0  #: cold → JSONL archive, deleted from the store
+    archives: dict[str, str] = Field(default_factory=dict)  #: namespace → archive file written to
+    cooled_ids: list[str] = Field(default_factory=list)
+    archived_ids: list[str] = Field(default_factory=list)

@@ -1,0 +1,31 @@
+"""Stage 9, the token budget: pack by score, counting tokens on exactly the text that is injected."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from hindsight_core.recall.types import RecallHit
+from hindsight_core.text.tokens import TokenCounter
+
+HEADER = "Relevant memories (most relevant first):"
+
+
+def pack(hits: Sequence[RecallHit], k: int, budget_tokens: int, counter: TokenCounter) -> tuple[
+    list[RecallHit], list[RecallHit]
+]:
+    """``(injected, idle)``: the best hits that fit ``k`` and the budget; those the budget left out.
+
+    A hit that does not fit is skipped, not a stop: a shorter one further down may still fit."""
+    injected: list[RecallHit] = []
+    idle: list[RecallHit] = []
+    used = counter.count(HEADER) + 1
+    for hit in hits:
+        if len(injected) >= k:
+            break
+        cost = counter.count(hit.text) + 1  # the newline joining it
+        if used + cost > budget_tokens:
+            idle.append(hit)
+            continue
+        injected.append(hit)
+        used += cost
+    return injected, idle

@@ -1,0 +1,113 @@
+"""Stage 2, the channels. Each is a plain function of its inputs returning ``[(memory_id, score)]``,
+best first; they differ in what "relevant" means (meaning, words, time, names, heat)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+
+from hindsight_core.activation.base import ActivationIndex, log_activation_from_key
+from hindsight_core.clock import to_ts
+from hindsight_core.recall.corpus import Corpus
+from hindsight_core.recall.types import QueryAnalysis
+from hindsight_core.types import Layer, Status
+from hindsight_core.vectors.base import VectorIndex
+
+Ranked = list[tuple[str, float]]
+
+
+@dataclass
+class ChannelInput:
+    corpus: Corpus
+    analysis: QueryAnalysis
+    namespace: str
+    session_id: str | None
+    layers: tuple[Layer, ...]
+    n: int
+    now: datetime
+
+    def allowed(self, index: int) -> bool:
+        return self.corpus.memories[index].layer in self.layers
+
+
+def _top(inp: ChannelInput, indexes: Sequence[int], scores: np.ndarray | Sequence[float]) -> Ranked:
+    order = sorted(range(len(indexes)), key=lambda j: -float(scores[j]))
+    out: Ranked = []
+    for j in order:
+        i = indexes[j]
+        if inp.allowed(i):
+            out.append((inp.corpus.memories[i].id, float(scores[j])))
+            if len(out) >= inp.n:
+                break
+    return out
+
+
+def vector_channel(inp: ChannelInput, vectors: VectorIndex, query_vector: np.ndarray) -> Ranked:
+    """Nearest neighbours in each layer's collection, merged by cosine. Cold memories are out of the
+    index by design; when asked for they are scored directly from their stored vectors."""
+    hits: dict[str, float] = {}
+    for layer in inp.layers:
+        for hit in vectors.query(layer.value, inp.namespace, query_vector, inp.n):
+            if hit.memory_id in inp.corpus.position:
+                hits[hit.memory_id] = max(hit.similarity, hits.get(hit.memory_id, -1.0))
+    cold = [i for i, m in enumerate(inp.corpus.memories) if m.status == Status.COLD and inp.allowed(i)]
+    if cold:
+        sims = inp.corpus.vectors[cold] @ query_vector
+        for i, sim in zip(cold, sims, strict=True):
+            hits[inp.corpus.memories[i].id] = float(sim)
+    return sorted(hits.items(), key=lambda kv: -kv[1])[: inp.n]
+
+
+def keyword_channel(inp: ChannelInput, query_terms: Sequence[str]) -> Ranked:
+    if not query_terms:
+        return []
+    scores = inp.corpus.keyword.scores(query_terms)
+    candidates = [i for i in np.argsort(-scores, kind="stable")[: inp.n * 2] if scores[i] > 0]
+    return _top(inp, candidates, [scores[i] for i in candidates])
+
+
+def temporal_channel(inp: ChannelInput, similarities: np.ndarray) -> Ranked:
+    """Memories inside the query's time window; with a history cue, the namespace's latest memories
+    (the previous session is where "last time" usually points). Ranked by meaning within that set."""
+    corpus = inp.corpus
+    pool: set[int] = set()
+    window = inp.analysis.time_window
+    if window is not None:
+        start, end = to_ts(window.start), to_ts(window.end)
+        pool |= {i for i, m in enumerate(corpus.memories) if start <= to_ts(m.occurred_at) < end}
+    if inp.analysis.history_cues:
+        # The current session's own turns are already in the prompt (working memory): look before them.
+        earlier = [i for i, m in enumerate(corpus.memories) if m.session_id != inp.session_id or m.session_id is None]
+        earlier.sort(key=lambda i: to_ts(corpus.memories[i].occurred_at), reverse=True)
+        pool |= set(earlier[:inp.n * 2])
+    if not pool:
+        return []
+    indexes = sorted(pool)
+    return _top(inp, indexes, similarities[indexes])
+
+
+def entity_channel(inp: ChannelInput, similarities: np.ndarray) -> Ranked:
+    """Memories that name an entity of the query; more shared entities first, then meaning."""
+    counts: dict[int, int] = {}
+    for name in inp.analysis.entities:
+        for i in inp.corpus.entities.get(name.casefold(), []):
+            counts[i] = counts.get(i, 0) + 1
+    if not counts:
+        return []
+    indexes = list(counts)
+    scores = [counts[i] + float(similarities[i]) for i in indexes]
+    return _top(inp, indexes, scores)
+
+
+def activation_channel(inp: ChannelInput, activation: ActivationIndex, rates: dict[Layer, float]) -> Ranked:
+    """The namespace's hottest memories right now: recently and often used, important."""
+    now = to_ts(inp.now)
+    merged: dict[str, float] = {}
+    for layer in inp.layers:
+        for memory_id, key in activation.top(inp.namespace, layer.value, inp.n):
+            if memory_id in inp.corpus.position:
+                merged[memory_id] = log_activation_from_key(key, rates[layer], now)
+    return sorted(merged.items(), key=lambda kv: -kv[1])[: inp.n]

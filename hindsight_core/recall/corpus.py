@@ -1,0 +1,134 @@
+"""A per-namespace snapshot of what recall searches: the memories, their vectors, a BM25 index.
+
+Building BM25 and loading vectors costs milliseconds per thousand memories, far too much per query;
+the snapshot is rebuilt only when the namespace's indexed memories change, which a single aggregate
+query detects (count, newest row, latest update). Reinforcement does not count as a change: it
+touches activation only, which recall reads fresh for its candidates."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from hindsight_core.recall.floor import is_cjk
+from hindsight_core.recall.keyword import KeywordIndex
+from hindsight_core.store.sql import RelationalStore
+from hindsight_core.types import PERSISTENT_LAYERS, Memory, Status
+
+
+@dataclass
+class Corpus:
+    key: tuple[object, ...]
+    memories: list[Memory]
+    vectors: np.ndarray  # (n, dim), rows aligned with ``memories``
+    keyword: KeywordIndex
+    position: dict[str, int] = field(default_factory=dict)
+    #: Lower-cased entity → indexes of the memories that mention it.
+    entities: dict[str, list[int]] = field(default_factory=dict)
+    #: Lower-cased entity → the spelling first seen.
+    entity_names: dict[str, str] = field(default_factory=dict)
+    #: For each memory, the indexes of its neighbours in the same session (previous, next).
+    neighbours: list[tuple[int, ...]] = field(default_factory=list)
+    #: Whether each memory is mainly Chinese (the relevance floor compares within a language).
+    cjk: list[bool] = field(default_factory=list)
+
+    @property
+    def size(self) -> int:
+        return len(self.memories)
+
+
+def _status_filter(include_cold: bool) -> tuple[str, list[str]]:
+    statuses = [Status.ACTIVE.value] + ([Status.COLD.value] if include_cold else [])
+    layers = [layer.value for layer in PERSISTENT_LAYERS]
+    where = (
+        f"namespace = ? AND indexed = 1 AND status IN ({', '.join('?' * len(statuses))}) "
+        f"AND layer IN ({', '.join('?' * len(layers))})"
+    )
+    return where, [*statuses, *layers]
+
+
+class CorpusCache:
+    """Snapshots keyed by (namespace, include_cold), least recently used evicted first."""
+
+    def __init__(self, store: RelationalStore, capacity: int = 32) -> None:
+        self._store = store
+        self._capacity = capacity
+        self._items: OrderedDict[tuple[str, bool], Corpus] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def version(self, namespace: str, include_cold: bool) -> tuple[object, ...]:
+        where, params = _status_filter(include_cold)
+        row = self._store.query(
+            f"SELECT COUNT(*), MAX(seq), MAX(updated_at) FROM memories WHERE {where}", [namespace, *params]
+        )[0]
+        return tuple(row)
+
+    def get(self, namespace: str, include_cold: bool, vectors_for: VectorsFor) -> Corpus:
+        key = (namespace, include_cold)
+        version = self.version(namespace, include_cold)
+        with self._lock:
+            cached = self._items.get(key)
+            if cached is not None and cached.key == version:
+                self._items.move_to_end(key)
+                return cached
+        corpus = self._build(namespace, include_cold, version, vectors_for)
+        with self._lock:
+            self._items[key] = corpus
+            self._items.move_to_end(key)
+            while len(self._items) > self._capacity:
+                self._items.popitem(last=False)
+        return corpus
+
+    def invalidate(self, namespace: str | None = None) -> None:
+        with self._lock:
+            for key in list(self._items):
+                if namespace is None or key[0] == namespace:
+                    del self._items[key]
+
+    def _build(self, namespace: str, include_cold: bool, version: tuple[object, ...],
+               vectors_for: VectorsFor) -> Corpus:
+        where, params = _status_filter(include_cold)
+        memories = self._store.select(where, [namespace, *params], order="seq")
+        vectors = vectors_for(memories)
+        corpus = Corpus(
+            key=version,
+            memories=memories,
+            vectors=vectors,
+            keyword=KeywordIndex([m.content for m in memories]),
+            position={m.id: i for i, m in enumerate(memories)},
+        )
+        for i, m in enumerate(memories):
+            for name in m.entities:
+                corpus.entities.setdefault(name.casefold(), []).append(i)
+                corpus.entity_names.setdefault(name.casefold(), name)
+        last_in_session: dict[str | None, int] = {}
+        neighbours: list[list[int]] = [[] for _ in memories]
+        for i, m in enumerate(memories):
+            if m.session_id is None:
+                continue
+            prev = last_in_session.get(m.session_id)
+            if prev is not None:
+                neighbours[i].append(prev)
+                neighbours[prev].append(i)
+            last_in_session[m.session_id] = i
+        corpus.neighbours = [tuple(n) for n in neighbours]
+        corpus.cjk = [is_cjk(m.content) for m in memories]
+        return corpus
+
+
+class VectorsFor:
+    """Callable giving the embedding matrix of a list of memories (cached vectors, computed if missing)."""
+
+    def __init__(self, fetch: object, dim: int) -> None:
+        self._fetch = fetch
+        self._dim = dim
+
+    def __call__(self, memories: Sequence[Memory]) -> np.ndarray:
+        if not memories:
+            return np.zeros((0, self._dim), dtype=np.float32)
+        found = self._fetch(memories)  # type: ignore[operator]
+        return np.stack([np.asarray(found[m.id], dtype=np.float32) for m in memories])

@@ -1,0 +1,129 @@
+"""Stage 7, the relevance floor: an irrelevant query returns nothing instead of noise.
+
+Raw e5 cosines sit between 0.8 and 0.95 for everything, so no fixed cosine threshold works. Instead
+each query is calibrated against a fixed set of everyday sentences that are unrelated to one another:
+how far a memory's cosine stands above the query's cosines to that background, in standard
+deviations, is a per-query measure of evidence. Keyword evidence (the share of the query's BM25 term
+weight a memory contains) lowers the bar, because two independent signals agreeing is rarely chance."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+#: Unrelated sentences in English and Chinese, the usual material of conversations with an agent.
+BACKGROUND: tuple[str, ...] = (
+    "I went for a long walk in the park this morning.",
+    "The train was delayed by twenty minutes again.",
+    "Can you help me write an email to my landlord?",
+    "My sister just started a new job at a bank.",
+    "We watched a documentary about deep sea creatures.",
+    "The printer in the office keeps jamming.",
+    "I'm thinking about learning to play the guitar.",
+    "What's a good recipe for vegetable soup?",
+    "Our team meeting was moved to Thursday afternoon.",
+    "The kids built a sandcastle at the beach.",
+    "I need to renew my passport before the trip.",
+    "The new phone has a much better camera.",
+    "How do I convert a spreadsheet to a PDF?",
+    "My grandfather used to be a carpenter.",
+    "It rained all weekend so we stayed inside.",
+    "I finally finished reading that novel.",
+    "The dentist appointment is next Tuesday.",
+    "We adopted a cat from the shelter last year.",
+    "Traffic downtown is terrible during rush hour.",
+    "I've been trying to drink more water every day.",
+    "The concert tickets sold out in ten minutes.",
+    "Could you explain how compound interest works?",
+    "The garden needs watering twice a week in summer.",
+    "I'm nervous about the job interview tomorrow.",
+    "Let's order pizza for dinner tonight.",
+    "The museum has a new exhibition on ancient Egypt.",
+    "My laptop battery doesn't last very long anymore.",
+    "She ran her first marathon in under four hours.",
+    "I painted the bedroom a light shade of blue.",
+    "The hotel room had a view of the mountains.",
+    "今天早上我去公园跑步了。",
+    "地铁又晚点了二十分钟。",
+    "帮我写一封给房东的邮件。",
+    "我妹妹刚在银行找到新工作。",
+    "我们看了一部关于深海生物的纪录片。",
+    "办公室的打印机老是卡纸。",
+    "我在考虑学吉他。",
+    "有什么好做的蔬菜汤食谱吗？",
+    "团队会议改到周四下午了。",
+    "孩子们在海边堆沙堡。",
+    "出国前我得先续签护照。",
+    "新手机的拍照效果好多了。",
+    "怎么把表格转换成PDF？",
+    "我爷爷以前是个木匠。",
+    "周末一直下雨，我们就待在家里。",
+    "我终于读完了那本小说。",
+    "牙医预约在下周二。",
+    "我们去年从收容所领养了一只猫。",
+    "上下班高峰期市中心堵得厉害。",
+    "我最近在努力多喝水。",
+    "演唱会的票十分钟就卖光了。",
+    "能解释一下复利是怎么计算的吗？",
+    "夏天花园每周要浇两次水。",
+    "明天的面试让我有点紧张。",
+    "今晚点披萨吃吧。",
+    "博物馆有一个关于古埃及的新展览。",
+    "我的笔记本电池越来越不耐用了。",
+    "她第一次跑马拉松就跑进了四小时。",
+    "我把卧室刷成了浅蓝色。",
+    "酒店房间能看到山景。",
+)
+
+
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+
+
+def is_cjk(text: str) -> bool:
+    """Whether a text is mainly Chinese: the background it is measured against is then the Chinese one."""
+    letters = sum(1 for c in text if c.isalpha())
+    return letters > 0 and len(_CJK.findall(text)) / letters >= 0.3
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """The query's cosine to the background: mean and spread."""
+
+    mean: float
+    std: float
+
+    def z(self, similarity: float | np.ndarray) -> float | np.ndarray:
+        return (similarity - self.mean) / self.std
+
+
+def baseline(query_vector: np.ndarray, background: np.ndarray) -> Baseline:
+    sims = background @ np.asarray(query_vector, dtype=np.float32)
+    return Baseline(mean=float(sims.mean()), std=max(float(sims.std()), 1e-3))
+
+
+class LanguageBaselines:
+    """A memory is compared with background sentences in its own language: cosines across languages
+    run lower, so a shared background would bury every cross-lingual match."""
+
+    def __init__(self, query_vector: np.ndarray, english: np.ndarray, chinese: np.ndarray) -> None:
+        self.english = baseline(query_vector, english)
+        self.chinese = baseline(query_vector, chinese)
+
+    def z(self, similarity: float, cjk: bool) -> float:
+        return float((self.chinese if cjk else self.english).z(similarity))
+
+
+def split_background() -> tuple[list[str], list[str]]:
+    english = [s for s in BACKGROUND if not is_cjk(s)]
+    chinese = [s for s in BACKGROUND if is_cjk(s)]
+    return english, chinese
+
+
+def keyword_coverage(weights: dict[str, float], document_terms: frozenset[str]) -> float:
+    """Share of the query's term weight (idf per distinct query term) that the document contains."""
+    total = sum(weights.values())
+    if total <= 0:
+        return 0.0
+    return sum(w for t, w in weights.items() if t in document_terms) / total

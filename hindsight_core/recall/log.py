@@ -1,0 +1,167 @@
+"""Stage 10: the recall log and buffered reinforcement.
+
+Both are buffered in memory and written in one transaction per batch: a recall must not pay for an
+fsync, and reinforcing each hit in its own round trip would make the read path a write path. The
+buffer is flushed when it is full, when its oldest entry is older than the configured age, when
+stats are read, and on close."""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from hindsight_core.config import HindsightConfig
+from hindsight_core.store.sql import RelationalStore
+from hindsight_core.types import Layer, NamespaceStats
+from hindsight_core.write.outbox import ACTIVATION, SYNC, OutboxApplier
+
+@dataclass
+class LogEntry:
+    namespace: str
+    session_id: str | None
+    query: str
+    at: float
+    candidates: dict[str, list[list[object]]]
+    injected: list[str]
+    scores: dict[str, float]
+    idle: list[str]
+
+
+@dataclass
+class _Pending:
+    logs: list[LogEntry] = field(default_factory=list)
+    #: memory id → (summed relevance, number of injections)
+    boosts: dict[str, tuple[float, int]] = field(default_factory=dict)
+    since: float | None = None
+
+
+class RecallRecorder:
+    def __init__(
+        self,
+        store: RelationalStore,
+        outbox: OutboxApplier,
+        config: HindsightConfig,
+        now: Callable[[], float],
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._store = store
+        self._outbox = outbox
+        self._config = config
+        self._now = now
+        self._monotonic = monotonic
+        self._pending = _Pending()
+        self._lock = threading.Lock()
+        self._flush_lock = threading.Lock()
+
+    def add(self, entry: LogEntry | None, boosts: dict[str, float]) -> None:
+        with self._lock:
+            if entry is not None:
+                self._pending.logs.append(entry)
+            for memory_id, relevance in boosts.items():
+                total, count = self._pending.boosts.get(memory_id, (0.0, 0))
+                self._pending.boosts[memory_id] = (total + relevance, count + 1)
+            if self._pending.since is None:
+                self._pending.since = self._monotonic()
+            cfg = self._config.recall
+            due = (
+                len(self._pending.boosts) + len(self._pending.logs) >= cfg.reinforce_batch
+                or self._monotonic() - self._pending.since >= cfg.reinforce_max_age_s
+            )
+        if due:
+            self.flush()
+
+    def pending(self) -> int:
+        with self._lock:
+            return len(self._pending.boosts) + len(self._pending.logs)
+
+    def drop_namespace(self, namespace: str) -> None:
+        with self._lock:
+            self._pending.logs = [e for e in self._pending.logs if e.namespace != namespace]
+
+    def flush(self) -> int:
+        """Write the buffered log rows and reinforcements in one transaction; returns memories reinforced."""
+        with self._flush_lock:
+            with self._lock:
+                batch, self._pending = self._pending, _Pending()
+            if not batch.logs and not batch.boosts:
+                return 0
+            now = self._now()
+            cfg = self._config.activation
+            touched: list[str] = []
+            with self._store.transaction() as tx:
+                if batch.logs:
+                    _many(tx, 
+                        "INSERT INTO recall_log(namespace, session_id, query, at, candidates, injected, scores, idle, "
+                        "n_injected, n_idle) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        [
+                            (e.namespace, e.session_id, e.query, e.at, json.dumps(e.candidates, ensure_ascii=False),
+                             json.dumps(e.injected), json.dumps(e.scores), json.dumps(e.idle), len(e.injected),
+                             len(e.idle))
+                            for e in batch.logs
+                        ],
+                    )
+                    _many(tx, 
+                        "INSERT INTO recall_injected(namespace, memory_id, first_at) VALUES (?, ?, ?) "
+                        "ON CONFLICT DO NOTHING",
+                        [(e.namespace, mid, e.at) for e in batch.logs for mid in e.injected],
+                    )
+                if batch.boosts:
+                    ids = list(batch.boosts)
+                    rows: list[tuple[float, float, int, str]] = []
+                    outbox: list[tuple[str | None, str, str | None, str, str]] = []
+                    for start in range(0, len(ids), 500):
+                        chunk = ids[start : start + 500]
+                        marks = ", ".join("?" * len(chunk))
+                        for mid, namespace, layer, log_base, ref_time in tx.query(
+                            "SELECT id, namespace, layer, act_log_base, act_ref_time FROM memories "
+                            f"WHERE id IN ({marks})",
+                            chunk,
+                        ):
+                            rate = cfg.rate(Layer(layer))
+                            current = math.exp(log_base - rate * (now - ref_time))
+                            relevance, count = batch.boosts[mid]
+                            boosted = current + cfg.reinforce_weight * relevance
+                            rows.append((math.log(max(boosted, 1e-300)), now, count, mid))
+                            outbox.append((mid, namespace, layer, ACTIVATION, SYNC))
+                            touched.append(mid)
+                    _many(tx, 
+                        "UPDATE memories SET act_log_base = ?, act_ref_time = ?, access_count = access_count + ? "
+                        "WHERE id = ?",
+                        rows,
+                    )
+                    tx.enqueue(outbox, now)
+            if touched:
+                self._outbox.apply(touched)
+            return len(touched)
+
+
+def health(store: RelationalStore, namespace: str, stats: NamespaceStats) -> None:
+    """Hit rate (queries that injected something), idle rate (share of recalled memories the budget
+    dropped) and coverage (share of the namespace's live memories ever injected)."""
+    queries, hits, injected, idle = store.query(
+        "SELECT COUNT(*), SUM(CASE WHEN n_injected > 0 THEN 1 ELSE 0 END), SUM(n_injected), SUM(n_idle) "
+        "FROM recall_log WHERE namespace = ?",
+        (namespace,),
+    )[0]
+    if queries:
+        stats.recall_hit_rate = (hits or 0) / queries
+        recalled = (injected or 0) + (idle or 0)
+        stats.recall_idle_rate = (idle or 0) / recalled if recalled else 0.0
+    live, used = store.query(
+        "SELECT COUNT(*), COUNT(r.memory_id) FROM memories m LEFT JOIN recall_injected r "
+        "ON r.namespace = m.namespace AND r.memory_id = m.id "
+        "WHERE m.namespace = ? AND m.status = 'active' AND m.indexed = 1",
+        (namespace,),
+    )[0]
+    if queries:
+        stats.recall_coverage = (used or 0) / live if live else 0.0
+
+
+def _many(tx: RelationalStore, statement: str, rows: list[tuple[object, ...]]) -> None:
+    """Rows of one transaction: no commit (and no fsync) between them."""
+    for row in rows:
+        tx.execute(statement, row)

@@ -1,0 +1,289 @@
+"""The recall pipeline: the stages of DESIGN.md "Recall", wired together.
+
+Every stage is a function in its own module; this one only moves data between them, runs the channels
+concurrently and keeps the per-engine state (namespace snapshots, background vectors, reranker)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from datetime import datetime
+
+import numpy as np
+
+from hindsight_core.activation.base import ActivationIndex
+from hindsight_core.clock import to_ts
+from hindsight_core.config import HindsightConfig
+from hindsight_core.embeddings.base import Embedder
+from hindsight_core.recall import channels as ch
+from hindsight_core.recall.analysis import analyze
+from hindsight_core.recall.budget import pack
+from hindsight_core.recall.corpus import Corpus, CorpusCache, VectorsFor
+from hindsight_core.recall.floor import LanguageBaselines, is_cjk, keyword_coverage, split_background
+from hindsight_core.recall.fusion import route, rrf, spread_to_neighbours
+from hindsight_core.recall.keyword import tokenize
+from hindsight_core.recall.log import LogEntry, RecallRecorder
+from hindsight_core.recall.rerank import Reranker, rerank
+from hindsight_core.recall.scoring import final_score
+from hindsight_core.recall.types import Conflict, QueryAnalysis, RecallHit, RecallResult, render_hit
+from hindsight_core.store.sql import RelationalStore
+from hindsight_core.text.tokens import TokenCounter, truncate_to_tokens
+from hindsight_core.types import Layer, Memory, Status
+from hindsight_core.vectors.base import VectorIndex
+from hindsight_core.write.outbox import OutboxApplier
+
+CHANNELS = ("vector", "keyword", "temporal", "entity", "activation")
+
+
+class RecallPipeline:
+    def __init__(
+        self,
+        *,
+        store: RelationalStore,
+        vectors: VectorIndex,
+        activation: ActivationIndex,
+        embedder: Embedder,
+        tokens: TokenCounter,
+        config: HindsightConfig,
+        outbox: OutboxApplier,
+        reranker: Reranker | None,
+        now: Callable[[], datetime],
+    ) -> None:
+        self.store = store
+        self.vectors = vectors
+        self.activation = activation
+        self.embedder = embedder
+        self.tokens = tokens
+        self.config = config
+        self.outbox = outbox
+        self.reranker = reranker
+        self.corpora = CorpusCache(store)
+        self.recorder = RecallRecorder(store, outbox, config, lambda: to_ts(now()))
+        self._background: tuple[np.ndarray, np.ndarray] | None = None
+        self._lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(max_workers=3, thread_name_prefix="hindsight-recall")
+
+    def close(self) -> None:
+        self.recorder.flush()
+        self._pool.shutdown(wait=True)
+
+    # -- helpers ---------------------------------------------------------------------------------
+    def background(self) -> tuple[np.ndarray, np.ndarray]:
+        with self._lock:
+            if self._background is None:
+                english, chinese = split_background()
+                self._background = (self.embedder.embed_documents(english), self.embedder.embed_documents(chinese))
+            return self._background
+
+    def corpus(self, namespace: str, include_cold: bool) -> Corpus:
+        return self.corpora.get(namespace, include_cold, VectorsFor(self.outbox.vectors_for, self.embedder.dim))
+
+    def empty(self, query: str, namespace: str, analysis: QueryAnalysis) -> RecallResult:
+        return RecallResult(query=query, namespace=namespace, analysis=analysis)
+
+    # -- the pipeline ----------------------------------------------------------------------------
+    def run(
+        self, query: str, namespace: str, *, session_id: str | None, k: int, budget_tokens: int,
+        layers: tuple[Layer, ...], now: datetime, include_cold: bool,
+    ) -> RecallResult:
+        cfg = self.config.recall
+        embedding: Future[np.ndarray] = self._pool.submit(self.embedder.embed_query, query)
+        corpus = self.corpus(namespace, include_cold)
+        # 1. analyse
+        analysis = analyze(query, now, known_entities=list(corpus.entity_names.values()))
+        if corpus.size == 0:
+            embedding.result()
+            return self.empty(query, namespace, analysis)
+        inp = ch.ChannelInput(
+            corpus=corpus, analysis=analysis, namespace=namespace, session_id=session_id, layers=layers,
+            n=cfg.per_channel, now=now,
+        )
+        terms = tokenize(query)
+        # 2. channels, concurrently: keyword and activation need no query vector
+        keyword = self._pool.submit(ch.keyword_channel, inp, terms)
+        rates = {layer: self.config.activation.rate(layer) for layer in Layer}
+        heat = self._pool.submit(ch.activation_channel, inp, self.activation, rates)
+        query_vector = embedding.result()
+        vector = self._pool.submit(ch.vector_channel, inp, self.vectors, query_vector)
+        similarities = corpus.vectors @ query_vector
+        rankings: dict[str, ch.Ranked] = {
+            "temporal": ch.temporal_channel(inp, similarities),
+            "entity": ch.entity_channel(inp, similarities),
+            "keyword": keyword.result(),
+            "activation": heat.result(),
+            "vector": vector.result(),
+        }
+        # 3. fuse, with routing and conversational context
+        weights = route(cfg.channel_weights, analysis, cfg.history_boost)
+        fused = rrf(rankings, weights, cfg.rrf_k)
+        if cfg.context_weight > 0:
+            neighbours = {
+                corpus.memories[i].id: [corpus.memories[j].id for j in corpus.neighbours[i]]
+                for i in (corpus.position[mid] for mid in fused)
+            }
+            fused = spread_to_neighbours(fused, neighbours, cfg.context_weight)
+        ordered = sorted(fused.items(), key=lambda kv: -kv[1])[: max(cfg.per_channel * 2, k * 4)]
+        # fresh rows: activation moved since the snapshot, and a lifecycle run may have superseded one
+        fresh = self.store.get_many(mid for mid, _ in ordered)
+        ordered, replaced = self._live(ordered, fresh)
+        # 4. rerank
+        texts = [(mid, fresh[mid].content) for mid, _ in ordered]
+        reranked = rerank(self.reranker, query, texts, cfg.rerank_top_n)
+        # 7. floor (evidence measured on the query itself, before weights and activation)
+        base = LanguageBaselines(query_vector, *self.background())
+        weights_by_term = {t: corpus.keyword.smooth_idf(t) for t in set(terms)}
+        keep: list[tuple[str, float]] = []
+        evidence: dict[str, tuple[float, float]] = {}
+        window = analysis.time_window
+        for mid, score in ordered:
+            i = corpus.position.get(mid)
+            memory = fresh[mid]
+            sim = float(similarities[i]) if i is not None else float(self._similarity(memory, query_vector))
+            z = base.z(sim, corpus.cjk[i] if i is not None else is_cjk(memory.content))
+            cover = keyword_coverage(weights_by_term, corpus.keyword.terms[i]) if i is not None else 0.0
+            in_window = window is not None and window.start <= memory.occurred_at < window.end
+            evidence[mid] = (z, cover)
+            if self._passes(z, cover, in_window, reranked.get(mid) if reranked else None):
+                keep.append((mid, score))
+        if not keep:
+            result = self.empty(query, namespace, analysis)
+            self._record(result, session_id, now, rankings, [], {})
+            return result
+        # 5. final score
+        top_fused = max(score for _, score in keep)
+        max_access = max(fresh[mid].access_count for mid, _ in keep)
+        now_ts = to_ts(now)
+        scored: list[RecallHit] = []
+        for mid, score in keep:
+            memory = fresh[mid]
+            relevance = reranked[mid] if reranked and mid in reranked else score / top_fused
+            if reranked and mid not in reranked:
+                relevance *= min(reranked.values(), default=1.0)
+            total, salience, frequency = final_score(
+                memory, relevance, now_ts=now_ts, rate=rates[memory.layer], alpha=cfg.alpha, beta=cfg.beta,
+                gamma=cfg.gamma, max_access=max_access,
+            )
+            per_channel = {
+                name: s for name in CHANNELS for (other, s) in rankings.get(name, []) if other == mid
+            }
+            z, cover = evidence[mid]
+            scored.append(
+                RecallHit(
+                    memory=memory, score=total, channels=per_channel,
+                    reason=self._reason(per_channel, rankings, mid, z, cover, replaced.get(mid), reranked),
+                )
+            )
+        scored.sort(key=lambda h: -h.score)
+        # 6. conflicts: superseded memories are out of the indexes; report those whose successor is shown
+        # 8. sources, then 9. budget
+        for hit in scored[: k * 3]:
+            self._render(hit)
+        injected, idle = pack(scored[: k * 3], k, budget_tokens, self.tokens)
+        conflicts = self._conflicts(injected, replaced, fresh)
+        result = RecallResult(query=query, namespace=namespace, hits=injected, conflicts=conflicts, analysis=analysis)
+        result.tokens = self.tokens.count(result.to_prompt())
+        # 10. log and reinforce
+        self._record(result, session_id, now, rankings, idle, {h.memory.id: h.score for h in injected})
+        return result
+
+    # -- stage helpers ---------------------------------------------------------------------------
+    def _similarity(self, memory: Memory, query_vector: np.ndarray) -> float:
+        vector = self.outbox.vectors_for([memory])[memory.id]
+        return float(np.asarray(vector, dtype=np.float32) @ query_vector)
+
+    def _passes(self, z: float, coverage: float, in_window: bool, rerank_score: float | None) -> bool:
+        cfg = self.config.recall
+        if z >= cfg.floor_z:
+            return True
+        if z >= cfg.floor_z_keyword and (coverage >= cfg.floor_keyword_coverage or in_window):
+            return True
+        return rerank_score is not None and rerank_score >= 0.5 and z >= cfg.floor_z_keyword
+
+    def _live(
+        self, ordered: list[tuple[str, float]], fresh: dict[str, Memory]
+    ) -> tuple[list[tuple[str, float]], dict[str, str]]:
+        """Drop candidates that are gone or no longer active; a superseded one hands its place to its
+        successor. Returns the list and ``{successor id: superseded id}``."""
+        out: dict[str, float] = {}
+        replaced: dict[str, str] = {}
+        for mid, score in ordered:
+            memory = fresh.get(mid)
+            if memory is None:
+                continue
+            if memory.status in (Status.ACTIVE, Status.COLD):
+                out[mid] = max(score, out.get(mid, 0.0))
+                continue
+            successor_id = memory.superseded_by
+            if memory.status == Status.SUPERSEDED and successor_id:
+                successor = fresh.get(successor_id) or self.store.get(successor_id)
+                if successor is not None and successor.status == Status.ACTIVE:
+                    fresh[successor_id] = successor
+                    out[successor_id] = max(score, out.get(successor_id, 0.0))
+                    replaced[successor_id] = mid
+        return sorted(out.items(), key=lambda kv: -kv[1]), replaced
+
+    @staticmethod
+    def _reason(
+        per_channel: dict[str, float], rankings: dict[str, ch.Ranked], mid: str, z: float, cover: float,
+        replaced: str | None, reranked: dict[str, float] | None,
+    ) -> str:
+        parts = []
+        for name, ranked in rankings.items():
+            for rank, (other, score) in enumerate(ranked, start=1):
+                if other == mid:
+                    parts.append(f"{name} #{rank} ({score:.3g})")
+                    break
+        if not parts:
+            parts.append("next to a matching turn")
+        text = "; ".join(parts) + f"; evidence z={z:.1f}, keyword coverage={cover:.2f}"
+        if reranked and mid in reranked:
+            text += f"; reranker {reranked[mid]:.2f}"
+        if replaced:
+            text += f"; replaces superseded {replaced}"
+        return text
+
+    def _render(self, hit: RecallHit) -> None:
+        cfg = self.config.recall
+        body = truncate_to_tokens(hit.memory.content, cfg.max_memory_tokens, self.tokens)
+        excerpts: list[str] = []
+        if hit.memory.layer != Layer.EPISODIC and hit.memory.source_ids:
+            sources = self.store.get_many(hit.memory.source_ids)
+            hit.sources = [sources[s] for s in hit.memory.source_ids if s in sources][: cfg.max_sources]
+            excerpts = [truncate_to_tokens(s.content, cfg.source_excerpt_tokens, self.tokens) for s in hit.sources]
+        hit.text = render_hit(hit.memory, body, excerpts)
+
+    def _conflicts(
+        self, injected: Sequence[RecallHit], replaced: dict[str, str], fresh: dict[str, Memory]
+    ) -> list[Conflict]:
+        if not injected:
+            return []
+        by_id = {h.memory.id: h.memory for h in injected}
+        ids = list(by_id)
+        marks = ", ".join("?" * len(ids))
+        old = self.store.select(
+            f"superseded_by IN ({marks}) AND status = ?", [*ids, Status.SUPERSEDED.value], order="seq"
+        )
+        conflicts = [Conflict(superseded=m, successor=by_id[m.superseded_by]) for m in old if m.superseded_by]
+        seen = {c.superseded.id for c in conflicts}
+        for successor_id, old_id in replaced.items():
+            if successor_id in by_id and old_id not in seen and old_id in fresh:
+                conflicts.append(Conflict(superseded=fresh[old_id], successor=by_id[successor_id]))
+        return conflicts
+
+    def _record(
+        self, result: RecallResult, session_id: str | None, now: datetime, rankings: dict[str, ch.Ranked],
+        idle: Sequence[RecallHit], boosts: dict[str, float],
+    ) -> None:
+        cfg = self.config.recall
+        entry = None
+        if cfg.log:
+            entry = LogEntry(
+                namespace=result.namespace, session_id=session_id, query=result.query, at=to_ts(now),
+                candidates={name: [[mid, round(s, 4)] for mid, s in ranked] for name, ranked in rankings.items()},
+                injected=[h.memory.id for h in result.hits],
+                scores={h.memory.id: round(h.score, 4) for h in result.hits},
+                idle=[h.memory.id for h in idle],
+            )
+        top = max(boosts.values(), default=1.0) or 1.0
+        self.recorder.add(entry, {mid: s / top for mid, s in boosts.items()})

@@ -1,0 +1,136 @@
+"""The transcript facet of the engine: exact, durable, ordered logs of JSON entries per (namespace, key).
+
+Memories are the engine's *interpretation* of a conversation: they are deduplicated, consolidated,
+superseded, cooled and archived. Framework adapters also need the conversation itself, verbatim and in
+order (a chat store, a session log an agent replays with its tool calls), and that must not move when
+the lifecycle does. A transcript is that verbatim log. It lives in the relational store next to the
+memories, is walled by namespace like them, and is deleted by ``forget_namespace``; it is never
+indexed, recalled or evicted. Adapters record the same messages as episodes for recall.
+
+Every change goes through :meth:`edit_transcript`, which runs the caller's edit inside one write
+transaction: a read-modify-write from several processes cannot lose an update."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from typing import Any
+
+from hindsight_core.clock import to_ts
+from hindsight_core.errors import InvalidInputError
+from hindsight_core.facets import Facet
+from hindsight_core.validation import MAX_NAMESPACE_CHARS, check_namespace, check_text
+
+Entries = list[Any]
+
+
+def check_transcript_key(key: object) -> str:
+    """Transcript keys follow the session id rules: a non-empty str of at most 200 characters."""
+    return check_text(key, what="transcript key", max_chars=MAX_NAMESPACE_CHARS)
+
+
+def _encode(entries: object) -> list[str]:
+    if not isinstance(entries, list):
+        raise InvalidInputError(f"a transcript is a list of JSON values, got {type(entries).__name__}")
+    encoded: list[str] = []
+    for index, entry in enumerate(entries):
+        try:
+            text = json.dumps(entry, ensure_ascii=False, allow_nan=False)
+            text.encode("utf-8")
+        except (TypeError, ValueError, UnicodeEncodeError) as exc:
+            raise InvalidInputError(f"transcript entry {index} is not JSON-serialisable: {exc}") from exc
+        encoded.append(text)
+    return encoded
+
+
+class TranscriptMixin(Facet):
+    def _read_raw(self, namespace: str, key: str) -> list[str] | None:
+        if not self.store.query(
+            "SELECT 1 FROM transcripts WHERE namespace = ? AND tkey = ?", (namespace, key)
+        ):
+            return None
+        rows = self.store.query(
+            "SELECT entry FROM transcript_entries WHERE namespace = ? AND tkey = ? ORDER BY pos",
+            (namespace, key),
+        )
+        return [r[0] for r in rows]
+
+    def transcript(self, namespace: str, key: str) -> Entries | None:
+        """The entries of a transcript, oldest first; ``None`` when the key does not exist (an existing
+        transcript may be empty)."""
+        raw = self._read_raw(check_namespace(namespace), check_transcript_key(key))
+        return None if raw is None else [json.loads(e) for e in raw]
+
+    def transcript_keys(self, namespace: str) -> list[str]:
+        """The namespace's transcript keys, in the order they were created."""
+        namespace = check_namespace(namespace)
+        return [
+            r[0]
+            for r in self.store.query(
+                "SELECT tkey FROM transcripts WHERE namespace = ? ORDER BY seq", (namespace,)
+            )
+        ]
+
+    def edit_transcript(
+        self, namespace: str, key: str, edit: Callable[[Entries | None], Entries | None]
+    ) -> Entries | None:
+        """Atomically replace a transcript by ``edit(current)``; returns the new entries.
+
+        ``edit`` gets the current entries (a fresh list, or ``None`` when the key does not exist) and
+        returns the new list, or ``None`` to delete the key. It runs inside the write transaction, so
+        it sees the latest committed state; if it raises, or returns something that is not a list of
+        JSON values, nothing changes. Appending (the new list starts with the old one) writes only the
+        new tail."""
+        namespace = check_namespace(namespace)
+        key = check_transcript_key(key)
+        now = to_ts(self.now())
+        with self.store.transaction() as tx:
+            old = self._read_raw(namespace, key)
+            new = edit(None if old is None else [json.loads(e) for e in old])
+            if new is None:
+                tx.execute(
+                    "DELETE FROM transcript_entries WHERE namespace = ? AND tkey = ?", (namespace, key)
+                )
+                tx.execute("DELETE FROM transcripts WHERE namespace = ? AND tkey = ?", (namespace, key))
+                return None
+            encoded = _encode(new)
+            if old is None:
+                tx.execute(
+                    "INSERT INTO transcripts(namespace, tkey, created_at, updated_at) VALUES (?, ?, ?, ?)",
+                    (namespace, key, now, now),
+                )
+                start = 0
+            else:
+                tx.execute(
+                    "UPDATE transcripts SET updated_at = ? WHERE namespace = ? AND tkey = ?",
+                    (now, namespace, key),
+                )
+                start = len(old) if encoded[: len(old)] == old else 0
+                if start == 0:
+                    tx.execute(
+                        "DELETE FROM transcript_entries WHERE namespace = ? AND tkey = ?", (namespace, key)
+                    )
+            for pos in range(start, len(encoded)):
+                tx.execute(
+                    "INSERT INTO transcript_entries(namespace, tkey, pos, entry) VALUES (?, ?, ?, ?)",
+                    (namespace, key, pos, encoded[pos]),
+                )
+        return [json.loads(e) for e in encoded]
+
+    def _forget_namespace_extra(self, namespace: str) -> None:
+        super()._forget_namespace_extra(namespace)
+        self.store.execute("DELETE FROM transcript_entries WHERE namespace = ?", (namespace,))
+        self.store.execute("DELETE FROM transcripts WHERE namespace = ?", (namespace,))
+
+    # -- async twins -----------------------------------------------------------------------------
+    async def atranscript(self, namespace: str, key: str) -> Entries | None:
+        return await asyncio.to_thread(self.transcript, namespace, key)
+
+    async def atranscript_keys(self, namespace: str) -> list[str]:
+        return await asyncio.to_thread(self.transcript_keys, namespace)
+
+    async def aedit_transcript(
+        self, namespace: str, key: str, edit: Callable[[Entries | None], Entries | None]
+    ) -> Entries | None:
+        return await asyncio.to_thread(self.edit_transcript, namespace, key, edit)

@@ -1,0 +1,215 @@
+"""``HindsightMemory``: a drop-in for ``ConversationBufferMemory`` in classic chains that also remembers.
+
+The session buffer behaves exactly like ``ConversationBufferMemory`` (same fields, defaults, input and
+output selection, errors). On top of it, ``load_memory_variables`` recalls what the engine knows that
+is relevant to the current input — from earlier sessions, distilled facts, procedures — and puts it in
+front of the buffer as one system message (messages mode) or one ``System:`` line (string mode), so a
+prompt written for ``ConversationBufferMemory`` works unchanged."""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from hindsight_core.optional import require
+
+require("langchain_classic", "langchain")
+
+from langchain_classic.memory.chat_memory import BaseChatMemory  # noqa: E402
+from langchain_core.chat_history import BaseChatMessageHistory  # noqa: E402
+from langchain_core.messages import BaseMessage, SystemMessage, get_buffer_string  # noqa: E402
+from pydantic import Field, PrivateAttr, model_validator  # noqa: E402
+
+from hindsight_langchain._common import resolve_engine, to_messages, without_known  # noqa: E402
+from hindsight_langchain.chat_history import HindsightChatMessageHistory  # noqa: E402
+
+if TYPE_CHECKING:
+    from hindsight_core import Hindsight, Memory
+    from hindsight_core.recall.types import RecallResult
+
+
+class HindsightMemory(BaseChatMemory):
+    """Conversation memory with long-term recall.
+
+    ``namespace`` scopes everything (one user or tenant); ``session_id`` names this conversation (a new
+    one per instance when omitted). ``engine`` is a :class:`hindsight_core.Hindsight`; when omitted the
+    process-wide embedded engine is used.
+
+    ``clear()`` empties the session buffer and keeps long-term memory: what was said stays recallable.
+    Forgetting is explicit (``chat_memory.forget()`` for the session, ``engine.forget(...)`` for one
+    memory). Set ``context_key`` (e.g. ``"hindsight_context"``) to receive recalled memory in its own
+    prompt variable instead of in front of the buffer. ``max_token_limit`` bounds the buffer to the
+    latest turns that fit (``None``: the whole session, like ``ConversationBufferMemory``)."""
+
+    human_prefix: str = "Human"
+    ai_prefix: str = "AI"
+    memory_key: str = "history"
+    chat_memory: BaseChatMessageHistory = Field(default=None)  # type: ignore[assignment]
+
+    namespace: str = "default"
+    session_id: str | None = None
+    engine: Any = Field(default=None, exclude=True)
+    context_key: str | None = None
+    k: int = 5
+    budget_tokens: int = 800
+    layers: list[str] | None = None
+    max_token_limit: int | None = None
+
+    _engine: Any = PrivateAttr(default=None)
+
+    def __init__(self, **data: Any) -> None:
+        # Checked before pydantic runs, so a bad namespace raises InvalidInputError, not ValidationError.
+        from hindsight_core.validation import check_namespace
+
+        if "namespace" in data:
+            check_namespace(data["namespace"])
+        super().__init__(**data)
+    _last_recall: Any = PrivateAttr(default=None)
+
+    @model_validator(mode="after")
+    def _connect(self) -> HindsightMemory:
+        from hindsight_core.validation import check_namespace
+
+        check_namespace(self.namespace)
+        if self.session_id is None:
+            self.session_id = uuid.uuid4().hex
+        if self.context_key is not None and self.context_key == self.memory_key:
+            raise ValueError("context_key must differ from memory_key")
+        self._engine = resolve_engine(self.engine)
+        if self.chat_memory is None:
+            self.chat_memory = HindsightChatMessageHistory(
+                self.namespace, self.session_id, engine=self._engine
+            )
+        return self
+
+    @property
+    def hindsight(self) -> Hindsight:
+        """The engine this memory writes to and recalls from."""
+        engine: Hindsight = self._engine
+        return engine
+
+    @property
+    def last_recall(self) -> RecallResult | None:
+        """What the last ``load_memory_variables`` recalled and why (hits with scores and sources)."""
+        result: RecallResult | None = self._last_recall
+        return result
+
+    # -- the ConversationBufferMemory surface ----------------------------------------------------
+    @property
+    def buffer(self) -> Any:
+        return self.buffer_as_messages if self.return_messages else self.buffer_as_str
+
+    async def abuffer(self) -> Any:
+        return await self.abuffer_as_messages() if self.return_messages else await self.abuffer_as_str()
+
+    def _buffer_as_str(self, messages: list[BaseMessage]) -> str:
+        return get_buffer_string(messages, human_prefix=self.human_prefix, ai_prefix=self.ai_prefix)
+
+    @property
+    def buffer_as_str(self) -> str:
+        return self._buffer_as_str(self.buffer_as_messages)
+
+    async def abuffer_as_str(self) -> str:
+        return self._buffer_as_str(await self.abuffer_as_messages())
+
+    @property
+    def buffer_as_messages(self) -> list[BaseMessage]:
+        return self._window_sync()[0]
+
+    async def abuffer_as_messages(self) -> list[BaseMessage]:
+        return (await self._window_async())[0]
+
+    @property
+    def memory_variables(self) -> list[str]:
+        return [self.memory_key] if self.context_key is None else [self.memory_key, self.context_key]
+
+    # -- window ------------------------------------------------------------------------------------
+    def _trim(self, memories: list[Memory]) -> list[Memory]:
+        if self.max_token_limit is None:
+            return memories
+        kept: list[Memory] = []
+        used = 0
+        for m in reversed(memories):
+            used += self.hindsight.tokens.count(m.content)
+            if kept and used > self.max_token_limit:
+                break
+            kept.append(m)
+        return kept[::-1]
+
+    def _window_sync(self) -> tuple[list[BaseMessage], list[Memory]]:
+        if isinstance(self.chat_memory, HindsightChatMessageHistory):
+            memories = self._trim(self.chat_memory.session_memories())
+            return to_messages(memories), memories
+        return list(self.chat_memory.messages), []
+
+    async def _window_async(self) -> tuple[list[BaseMessage], list[Memory]]:
+        if isinstance(self.chat_memory, HindsightChatMessageHistory):
+            memories = self._trim(await self.chat_memory.asession_memories())
+            return to_messages(memories), memories
+        return list(await self.chat_memory.aget_messages()), []
+
+    # -- load ------------------------------------------------------------------------------------
+    def _query(self, inputs: dict[str, Any]) -> str | None:
+        """The current input, chosen like ``save_context`` does; ``None`` (no recall) when ambiguous,
+        because loading must not fail where ``ConversationBufferMemory`` would not."""
+        if self.input_key is not None:
+            value = inputs.get(self.input_key)
+        else:
+            keys = set(inputs).difference([*self.memory_variables, "stop"])
+            value = inputs[next(iter(keys))] if len(keys) == 1 else None
+        return value if isinstance(value, str) and value.strip() else None
+
+    def _recall_args(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "k": self.k,
+            "budget_tokens": self.budget_tokens,
+            "layers": self.layers,
+        }
+
+    def _variables(
+        self, messages: list[BaseMessage], window: list[Memory], result: RecallResult | None
+    ) -> dict[str, Any]:
+        if result is not None:
+            result = without_known(result, {m.id for m in window}, {m.text.strip() for m in messages})
+        self._last_recall = result
+        context = result.to_prompt() if result is not None else ""
+        if self.context_key is not None:
+            history: list[BaseMessage] = messages
+        else:
+            history = [SystemMessage(content=context), *messages] if context else messages
+        out: dict[str, Any] = {
+            self.memory_key: history if self.return_messages else self._buffer_as_str(history)
+        }
+        if self.context_key is not None:
+            out[self.context_key] = context
+        return out
+
+    def load_memory_variables(self, inputs: dict[str, Any]) -> dict[str, Any]:
+        """The session buffer, led by what long-term memory holds about the current input."""
+        messages, window = self._window_sync()
+        query = self._query(inputs)
+        result = None
+        if query is not None:
+            result = self.hindsight.recall(query, self.namespace, **self._recall_args())
+        return self._variables(messages, window, result)
+
+    async def aload_memory_variables(self, inputs: dict[str, Any]) -> dict[str, Any]:
+        messages, window = await self._window_async()
+        query = self._query(inputs)
+        result = None
+        if query is not None:
+            result = await self.hindsight.arecall(query, self.namespace, **self._recall_args())
+        return self._variables(messages, window, result)
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    def end_session(self) -> None:
+        """Tell the engine this conversation is over, so it consolidates it in the background."""
+        assert self.session_id is not None
+        end = getattr(self.hindsight, "end_session", None)  # the lifecycle facet's entry point
+        if end is None:
+            raise NotImplementedError("this engine has no end_session (lifecycle facet missing)")
+        end(self.namespace, self.session_id)
+
+
+__all__ = ["HindsightMemory"]

@@ -1,0 +1,180 @@
+"""``HindsightMemoryMiddleware``: long-term memory for ``langchain.agents.create_agent``.
+
+Before each model call it recalls what the engine knows about the latest user message and appends it
+to the system message; after the agent finishes it records the turn (the last user message and
+everything the agent did after it). The user — hence the namespace — comes from the runtime context
+(``agent.invoke(..., context={"user_id": "alice"})``), so one agent serves many users and no user's
+memories reach another's prompt. The thread id, when there is one, is the session id."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from hindsight_core.optional import require
+
+require("langchain.agents.middleware", "langchain")
+
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse  # noqa: E402
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage  # noqa: E402
+
+from hindsight_langchain._common import message_events, resolve_engine, without_known  # noqa: E402
+
+if TYPE_CHECKING:
+    from hindsight_core import Hindsight
+    from hindsight_core.recall.types import RecallResult
+
+
+def _last_human(messages: list[BaseMessage]) -> int | None:
+    for index in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[index], HumanMessage):
+            return index
+    return None
+
+
+def _with_context(system: SystemMessage | None, context: str) -> SystemMessage:
+    if system is None:
+        return SystemMessage(content=context)
+    if isinstance(system.content, str):
+        joined = f"{system.content}\n\n{context}" if system.content else context
+        return SystemMessage(content=joined)
+    return SystemMessage(content=[*system.content, {"type": "text", "text": context}])
+
+
+class HindsightMemoryMiddleware(AgentMiddleware):
+    """Recall into the system message, record after the agent.
+
+    ``context_key`` names the runtime-context field holding the user id (a mapping key or an
+    attribute); the namespace is ``namespace_prefix + user id``. ``namespace`` (a callable taking the
+    context) overrides that. ``default_namespace`` serves calls without a user; without it such calls
+    raise, because guessing a user would break the wall between users."""
+
+    def __init__(
+        self,
+        engine: Hindsight | None = None,
+        *,
+        context_key: str = "user_id",
+        namespace_prefix: str = "user:",
+        namespace: Callable[[Any], str] | None = None,
+        default_namespace: str | None = None,
+        k: int = 5,
+        budget_tokens: int = 800,
+        layers: list[str] | None = None,
+        record: bool = True,
+    ) -> None:
+        super().__init__()
+        self.engine = resolve_engine(engine)
+        self.context_key = context_key
+        self.namespace_prefix = namespace_prefix
+        self.namespace_fn = namespace
+        self.default_namespace = default_namespace
+        self.k = k
+        self.budget_tokens = budget_tokens
+        self.layers = layers
+        self.record = record
+        self.last_recall: RecallResult | None = None
+
+    # -- scope -----------------------------------------------------------------------------------
+    def namespace_for(self, runtime: Any) -> str:
+        from hindsight_core.errors import InvalidInputError
+        from hindsight_core.validation import check_namespace
+
+        context = getattr(runtime, "context", None)
+        if self.namespace_fn is not None:
+            return check_namespace(self.namespace_fn(context))
+        user = (
+            context.get(self.context_key)
+            if isinstance(context, Mapping)
+            else getattr(context, self.context_key, None)
+        )
+        if user is None or user == "":
+            if self.default_namespace is not None:
+                return check_namespace(self.default_namespace)
+            raise InvalidInputError(
+                f"HindsightMemoryMiddleware needs the user in the runtime context: invoke the agent with "
+                f"context={{'{self.context_key}': ...}} (or pass default_namespace=...)"
+            )
+        return check_namespace(f"{self.namespace_prefix}{user}")
+
+    @staticmethod
+    def session_for(runtime: Any) -> str | None:
+        info = getattr(runtime, "execution_info", None)
+        thread = getattr(info, "thread_id", None)
+        return str(thread) if thread else None
+
+    # -- before each model call ------------------------------------------------------------------
+    def _query(self, request: ModelRequest) -> str | None:
+        index = _last_human(list(request.messages))
+        if index is None:
+            return None
+        text = request.messages[index].text.strip()
+        return text or None
+
+    def _inject(self, request: ModelRequest, result: RecallResult) -> ModelRequest:
+        shown = {m.text.strip() for m in request.messages}
+        result = without_known(result, set(), shown)
+        self.last_recall = result
+        context = result.to_prompt()
+        if not context:
+            return request
+        return request.override(system_message=_with_context(request.system_message, context))
+
+    def _args(self, runtime: Any) -> dict[str, Any]:
+        return {
+            "session_id": self.session_for(runtime),
+            "k": self.k,
+            "budget_tokens": self.budget_tokens,
+            "layers": self.layers,
+        }
+
+    def wrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
+    ) -> ModelResponse | AIMessage:
+        query = self._query(request)
+        if query is not None:
+            namespace = self.namespace_for(request.runtime)
+            request = self._inject(
+                request, self.engine.recall(query, namespace, **self._args(request.runtime))
+            )
+        return handler(request)
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse | AIMessage:
+        query = self._query(request)
+        if query is not None:
+            namespace = self.namespace_for(request.runtime)
+            result = await self.engine.arecall(query, namespace, **self._args(request.runtime))
+            request = self._inject(request, result)
+        return await handler(request)
+
+    # -- after the agent -------------------------------------------------------------------------
+    def _turn(self, state: Any, runtime: Any) -> tuple[str, list[dict[str, Any]]] | None:
+        """The events of this turn, keyed by message id so a re-run records nothing twice."""
+        if not self.record:
+            return None
+        messages = list(state.get("messages", []) if isinstance(state, Mapping) else [])
+        start = _last_human(messages)
+        if start is None:
+            return None
+        tail = messages[start:]
+        events = message_events(tail, self.session_for(runtime))
+        for event, message in zip(events, tail, strict=True):
+            if message.id:
+                event["source_id"] = f"lc-message:{message.id}"
+        return self.namespace_for(runtime), events
+
+    def after_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        turn = self._turn(state, runtime)
+        if turn is not None:
+            self.engine.record_many(turn[1], turn[0])
+        return None
+
+    async def aafter_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        turn = self._turn(state, runtime)
+        if turn is not None:
+            await self.engine.arecord_many(turn[1], turn[0])
+        return None
+
+
+__all__ = ["HindsightMemoryMiddleware"]

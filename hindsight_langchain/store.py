@@ -1,0 +1,343 @@
+"""``HindsightStore``: a LangGraph ``BaseStore`` whose items are engine memories.
+
+Each LangGraph namespace maps to its own engine namespace (``("memories", "u1")`` → ``store:memories/u1``),
+so the engine's tenant wall holds between them and search ranks with the engine's recall. An item is
+one semantic memory: its ``key`` is the memory's ``source_id`` (an exact, idempotent key), its value is
+kept verbatim in metadata (exact JSON round trip), and its text — the fields named by ``index`` — is
+what recall searches. ``index=False`` stores the item without indexing it for search.
+
+Batches follow ``InMemoryStore``: reads see the state before the batch's writes; of several writes to
+one key in a batch the last wins."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+from hindsight_core.optional import require
+
+require("langgraph.store.base", "langchain")
+
+from langgraph.store.base import (  # noqa: E402
+    BaseStore,
+    GetOp,
+    Item,
+    ListNamespacesOp,
+    MatchCondition,
+    Op,
+    PutOp,
+    Result,
+    SearchItem,
+    SearchOp,
+    get_text_at_path,
+    tokenize_path,
+)
+from langgraph.store.base import validate_op_namespace as _validate_op_namespace  # noqa: E402
+
+from hindsight_langchain._common import resolve_engine  # noqa: E402
+
+if TYPE_CHECKING:
+    from hindsight_core import Hindsight, Memory
+
+#: Metadata key under which an item's namespace, key, value and timestamps are kept.
+ITEM_KEY = "lg_item"
+LAYER = "semantic"
+_ROOT = re.compile(r"^[A-Za-z0-9_][\w-]*$")
+_SAFE = re.compile(r"[\w-]")
+_ESCAPED = re.compile(r"(?:=[0-9A-F]{2})+")
+#: Recall is asked for every candidate of a namespace; this budget never cuts a store search short.
+_SEARCH_BUDGET = 1_000_000
+_MAX_K = 200  # the most recall ranks per call; candidates past it come back unscored, after the rest
+
+
+def _encode_label(label: str) -> str:
+    return "".join(ch if _SAFE.fullmatch(ch) else "".join(f"={b:02X}" for b in ch.encode()) for ch in label)
+
+
+def _decode_label(label: str) -> str:
+    return _ESCAPED.sub(lambda m: bytes.fromhex(m.group().replace("=", "")).decode(), label)
+
+
+def _string_leaves(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        if value.strip():
+            yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _string_leaves(v)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            yield from _string_leaves(v)
+
+
+def _compare(item_value: Any, filter_value: Any) -> bool:
+    """JSONB-like matching, as ``InMemoryStore`` and ``PostgresStore`` do: nested dicts match by key,
+    ``$``-operators compare, lists match element-wise."""
+    if isinstance(filter_value, dict):
+        if any(k.startswith("$") for k in filter_value):
+            return all(_operator(item_value, op, v) for op, v in filter_value.items())
+        if not isinstance(item_value, dict):
+            return False
+        return all(_compare(item_value.get(k), v) for k, v in filter_value.items())
+    if isinstance(filter_value, list | tuple):
+        return (
+            isinstance(item_value, list | tuple)
+            and len(item_value) == len(filter_value)
+            and all(_compare(a, b) for a, b in zip(item_value, filter_value, strict=True))
+        )
+    return bool(item_value == filter_value)
+
+
+def _operator(value: Any, operator: str, operand: Any) -> bool:
+    if operator == "$eq":
+        return bool(value == operand)
+    if operator == "$ne":
+        return bool(value != operand)
+    if operator in ("$gt", "$gte", "$lt", "$lte"):
+        if value is None or isinstance(value, dict | list):
+            return False
+        try:
+            left, right = float(value), float(operand)
+        except (TypeError, ValueError):
+            return False
+        return {"$gt": left > right, "$gte": left >= right, "$lt": left < right, "$lte": left <= right}[
+            operator
+        ]
+    raise ValueError(f"Unsupported operator: {operator}")
+
+
+def _matches(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
+    path = condition.path
+    if len(namespace) < len(path):
+        return False
+    pairs = (
+        zip(namespace, path, strict=False)
+        if condition.match_type == "prefix"
+        else zip(reversed(namespace), reversed(path), strict=False)
+    )
+    if condition.match_type not in ("prefix", "suffix"):
+        raise ValueError(f"Unsupported match type: {condition.match_type}")
+    return all(p == "*" or k == p for k, p in pairs)
+
+
+class HindsightStore(BaseStore):
+    """LangGraph long-term memory on the Hindsight engine (``create_agent(store=...)``, LangMem tools).
+
+    ``root`` prefixes the engine namespaces this store owns. ``index_fields`` are the JSON paths whose
+    text is indexed when a put does not name its own (``None``: every string in the value). Only the
+    first ``max_index_chars`` of that text are indexed (an embedder reads ~512 tokens anyway); the
+    value itself is always kept whole."""
+
+    supports_ttl = False
+
+    def __init__(
+        self,
+        engine: Hindsight | None = None,
+        *,
+        root: str = "store",
+        index_fields: Sequence[str] | None = None,
+        max_index_chars: int = 2_000,
+    ) -> None:
+        if not isinstance(root, str) or not _ROOT.match(root):
+            raise ValueError(f"root {root!r} must be letters, digits, '_' or '-'")
+        self.engine = resolve_engine(engine)
+        self.root = root
+        self.index_fields = list(index_fields) if index_fields is not None else None
+        self.max_index_chars = max_index_chars
+
+    # -- namespaces ------------------------------------------------------------------------------
+    def engine_namespace(self, namespace: tuple[str, ...]) -> str:
+        """The engine namespace holding a LangGraph namespace's items."""
+        return f"{self.root}:" + "/".join(_encode_label(label) for label in namespace)
+
+    def _spaces(self) -> list[tuple[str, tuple[str, ...]]]:
+        head = f"{self.root}:"
+        return [
+            (ns, tuple(_decode_label(label) for label in ns[len(head) :].split("/")))
+            for ns in self.engine.namespaces()
+            if ns.startswith(head) and len(ns) > len(head)
+        ]
+
+    # -- items -----------------------------------------------------------------------------------
+    @staticmethod
+    def _item(m: Memory) -> Item:
+        data = m.metadata[ITEM_KEY]
+        return Item(
+            value=data["value"],
+            key=data["key"],
+            namespace=tuple(data["namespace"]),
+            created_at=datetime.fromisoformat(data["created_at"]),
+            updated_at=datetime.fromisoformat(data["updated_at"]),
+        )
+
+    def _stored(self, engine_ns: str, keys: Sequence[str] | None = None) -> list[Memory]:
+        found = self.engine.find(engine_ns, layer=LAYER, source_ids=keys)
+        return [m for m in found if ITEM_KEY in m.metadata]
+
+    def _text(self, value: dict[str, Any], index: Literal[False] | Sequence[str] | None) -> str | None:
+        if index is False:
+            return None
+        fields = index if index is not None else self.index_fields
+        if fields is None:
+            texts = list(_string_leaves(value)) or [json.dumps(value, ensure_ascii=False, sort_keys=True)]
+        else:
+            texts = [
+                t
+                for path in fields
+                for t in get_text_at_path(value, path if path == "$" else tokenize_path(path))
+            ]
+        text = "\n".join(t for t in texts if t.strip())
+        return text[: min(self.max_index_chars, self.engine.config.write.max_content_chars)] or None
+
+    # -- ops -------------------------------------------------------------------------------------
+    def _get(self, op: GetOp) -> Item | None:
+        found = self._stored(self.engine_namespace(op.namespace), [op.key])
+        return self._item(found[-1]) if found else None
+
+    def _search(self, op: SearchOp) -> list[SearchItem]:
+        prefix = tuple(op.namespace_prefix)
+        candidates: list[tuple[Memory, Item, str]] = []
+        for engine_ns, namespace in self._spaces():
+            if namespace[: len(prefix)] != prefix:
+                continue
+            for m in self._stored(engine_ns):
+                item = self._item(m)
+                if not op.filter or all(_compare(item.value.get(k), v) for k, v in op.filter.items()):
+                    candidates.append((m, item, engine_ns))
+        # InMemoryStore's order: namespaces in order of first write, items in order of first write.
+        first: dict[str, int] = {}
+        for m, _, ns in candidates:
+            order = m.metadata[ITEM_KEY]["order"]
+            first[ns] = min(first.get(ns, order), order)
+        candidates.sort(key=lambda c: (first[c[2]], c[0].metadata[ITEM_KEY]["order"]))
+        scores: dict[str, float] = {}
+        if op.query:
+            by_space: dict[str, int] = {}
+            for m, _, ns in candidates:
+                if m.indexed:
+                    by_space[ns] = by_space.get(ns, 0) + 1
+            for ns, count in by_space.items():
+                result = self.engine.recall(
+                    op.query, ns, k=min(count, _MAX_K), budget_tokens=_SEARCH_BUDGET, layers=[LAYER]
+                )
+                scores.update({hit.memory.id: hit.score for hit in result.hits})
+            ranked = sorted((c for c in candidates if c[0].id in scores), key=lambda c: -scores[c[0].id])
+            candidates = ranked + [c for c in candidates if c[0].id not in scores]
+        return [
+            SearchItem(
+                namespace=item.namespace,
+                key=item.key,
+                value=item.value,
+                created_at=item.created_at,
+                updated_at=item.updated_at,
+                score=scores.get(m.id),
+            )
+            for m, item, _ in candidates[op.offset : op.offset + op.limit]
+        ]
+
+    def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
+        spaces = [ns for _, ns in self._spaces()]
+        if op.match_conditions:
+            spaces = [ns for ns in spaces if all(_matches(c, ns) for c in op.match_conditions)]
+        if op.max_depth is not None:
+            spaces = [ns[: op.max_depth] for ns in spaces]
+        return sorted(set(spaces))[op.offset : op.offset + op.limit]
+
+    def _prepare_put(self, op: PutOp) -> tuple[str, list[Memory], dict[str, Any] | None]:
+        """Everything checked before anything changes: a refused put leaves the store as it was."""
+        from hindsight_core.errors import InvalidInputError
+        from hindsight_core.validation import check_metadata, check_text
+
+        engine_ns = self.engine_namespace(op.namespace)
+        check_text(op.key, what="key", max_chars=500)
+        existing = self._stored(engine_ns, [op.key])
+        if op.value is None:
+            return engine_ns, existing, None
+        if not isinstance(op.value, dict):
+            raise InvalidInputError(f"a store value must be a dict, got {type(op.value).__name__}")
+        if (
+            op.index is not None
+            and op.index is not False
+            and (isinstance(op.index, str) or not all(isinstance(p, str) for p in op.index))
+        ):
+            raise InvalidInputError("index must be False, None or a list of JSON paths")
+        now = self.engine.now().isoformat()
+        previous = existing[-1].metadata[ITEM_KEY] if existing else None
+        value = check_metadata(dict(op.value))
+        text = self._text(value, op.index)
+        return (
+            engine_ns,
+            existing,
+            {
+                "content": text if text is not None else op.key,
+                "index": text is not None,
+                "metadata": check_metadata(
+                    {
+                        ITEM_KEY: {
+                            "namespace": list(op.namespace),
+                            "key": op.key,
+                            "value": value,
+                            "created_at": previous["created_at"] if previous else now,
+                            "updated_at": now,
+                            "order": previous["order"] if previous else time.time_ns(),
+                            "index": op.index if op.index is not None else None,
+                        }
+                    }
+                ),
+            },
+        )
+
+    def _put(self, op: PutOp) -> None:
+        engine_ns, existing, record = self._prepare_put(op)
+        for m in existing:
+            self.engine.forget(m.id, namespace=engine_ns)
+        if record is not None:
+            self.engine.record(
+                record["content"],
+                engine_ns,
+                layer=LAYER,
+                kind="fact",
+                role=None,
+                source_id=op.key,
+                metadata=record["metadata"],
+                index=record["index"],
+            )
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        ops = list(ops)
+        for op in ops:
+            _validate_op_namespace(op)
+        results: list[Result] = []
+        puts: dict[tuple[tuple[str, ...], str], PutOp] = {}
+        for op in ops:
+            if isinstance(op, GetOp):
+                results.append(self._get(op))
+            elif isinstance(op, SearchOp):
+                results.append(self._search(op))
+            elif isinstance(op, ListNamespacesOp):
+                results.append(self._list_namespaces(op))
+            elif isinstance(op, PutOp):
+                puts.pop((tuple(op.namespace), op.key), None)
+                puts[(tuple(op.namespace), op.key)] = op
+                results.append(None)
+            else:
+                raise ValueError(f"Unknown operation type: {type(op)}")
+        for op in puts.values():
+            self._prepare_put(op)  # validate the whole batch before the first write
+        for op in puts.values():
+            self._put(op)
+        return results
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        return await asyncio.to_thread(self.batch, list(ops))
+
+    def __repr__(self) -> str:
+        return f"HindsightStore(root={self.root!r}, engine={self.engine!r})"
+
+
+__all__ = ["HindsightStore"]

@@ -1,0 +1,127 @@
+"""HindsightMemoryMiddleware in a real create_agent: what one thread teaches shapes a later thread's
+system message for the same user, and never another user's."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from langchain.agents import create_agent
+from langchain.tools import tool
+from langchain_core.messages import AIMessage, SystemMessage
+from langgraph.checkpoint.memory import InMemorySaver
+
+from hindsight_core import Hindsight, InvalidInputError
+from hindsight_langchain import HindsightMemoryMiddleware
+
+from .conftest import RecordingToolModel
+
+
+@dataclass
+class Ctx:
+    user_id: str
+
+
+@tool
+def get_weather(city: str) -> str:
+    """The weather in a city."""
+    return f"It is sunny in {city}."
+
+
+def _agent(hs: Hindsight, replies: list[AIMessage], prefix: str) -> tuple[Any, RecordingToolModel]:
+    model = RecordingToolModel(messages=iter(replies))
+    agent = create_agent(
+        model,
+        tools=[get_weather],
+        system_prompt="You are a concise assistant.",
+        middleware=[HindsightMemoryMiddleware(hs, namespace_prefix=prefix)],
+        context_schema=Ctx,
+        checkpointer=InMemorySaver(),
+    )
+    return agent, model
+
+
+def _system(messages: list[Any]) -> str:
+    assert isinstance(messages[0], SystemMessage)
+    return str(messages[0].content)
+
+
+def _first_thread(hs: Hindsight, prefix: str) -> None:
+    agent, model = _agent(
+        hs,
+        [
+            AIMessage("", tool_calls=[{"name": "get_weather", "args": {"city": "Oslo"}, "id": "c1"}]),
+            AIMessage("Sunny in Oslo. Noted that you prefer answers in French."),
+        ],
+        prefix,
+    )
+    agent.invoke(
+        {"messages": [{"role": "user", "content": "I prefer answers in French. What's the weather in Oslo?"}]},
+        config={"configurable": {"thread_id": "t1"}},
+        context=Ctx("ana"),
+    )
+    # first thread, nothing known yet: the system prompt is untouched on both model calls
+    assert [_system(p) for p in model.prompts] == ["You are a concise assistant."] * 2
+
+
+def test_a_preference_from_one_thread_shapes_a_later_thread_for_the_same_user_only(hs: Hindsight, ns: str) -> None:
+    prefix = ns + ":"
+    _first_thread(hs, prefix)
+    recorded = hs.find(f"{prefix}ana")
+    assert [m.role for m in recorded] == ["user", "assistant", "tool", "assistant"]
+    assert {m.session_id for m in recorded} == {"t1"}
+
+    agent, model = _agent(hs, [AIMessage("Bonjour !")], prefix)
+    question = {"messages": [{"role": "user", "content": "Which language do I prefer for answers?"}]}
+    agent.invoke(question, config={"configurable": {"thread_id": "t2"}}, context=Ctx("ana"))
+    system = _system(model.prompts[0])
+    assert system.startswith("You are a concise assistant.\n\n")
+    assert "I prefer answers in French." in system
+
+    other, other_model = _agent(hs, [AIMessage("Hello!")], prefix)
+    other.invoke(question, config={"configurable": {"thread_id": "t3"}}, context=Ctx("bob"))
+    assert _system(other_model.prompts[0]) == "You are a concise assistant."
+
+
+async def test_async_agent_recalls_and_records(hs: Hindsight, ns: str) -> None:
+    prefix = ns + ":"
+    agent, _ = _agent(hs, [AIMessage("Got it, no peanuts.")], prefix)
+    await agent.ainvoke(
+        {"messages": [{"role": "user", "content": "I am allergic to peanuts."}]},
+        config={"configurable": {"thread_id": "a1"}},
+        context=Ctx("cy"),
+    )
+    assert [m.content for m in await hs.afind(f"{prefix}cy")] == ["I am allergic to peanuts.", "Got it, no peanuts."]
+    agent, model = _agent(hs, [AIMessage("Avoid the satay.")], prefix)
+    await agent.ainvoke(
+        {"messages": [{"role": "user", "content": "What about my peanuts allergy at dinner?"}]},
+        config={"configurable": {"thread_id": "a2"}},
+        context=Ctx("cy"),
+    )
+    assert "I am allergic to peanuts." in _system(model.prompts[0])
+
+
+def test_rerunning_a_thread_records_each_message_once(hs: Hindsight, ns: str) -> None:
+    prefix = ns + ":"
+    agent, _ = _agent(hs, [AIMessage("One."), AIMessage("Two.")], prefix)
+    config: Any = {"configurable": {"thread_id": "r1"}}
+    agent.invoke({"messages": [{"role": "user", "content": "first question"}]}, config=config, context=Ctx("d"))
+    agent.invoke({"messages": [{"role": "user", "content": "second question"}]}, config=config, context=Ctx("d"))
+    assert [m.content for m in hs.find(f"{prefix}d")] == ["first question", "One.", "second question", "Two."]
+
+
+def test_a_call_without_a_user_is_refused(hs: Hindsight) -> None:
+    model = RecordingToolModel(messages=iter([AIMessage("hi")]))
+    agent = create_agent(model, middleware=[HindsightMemoryMiddleware(hs)])
+    with pytest.raises(InvalidInputError, match="user_id"):
+        agent.invoke({"messages": [{"role": "user", "content": "hello"}]})
+    assert model.prompts == []
+
+
+def test_context_as_a_mapping_and_a_custom_namespace(hs: Hindsight, ns: str) -> None:
+    middleware = HindsightMemoryMiddleware(hs, namespace=lambda ctx: f"{ns}:{ctx['tenant']}")
+    model = RecordingToolModel(messages=iter([AIMessage("ok")]))
+    agent = create_agent(model, middleware=[middleware])
+    agent.invoke({"messages": [{"role": "user", "content": "remember the blue door code"}]}, context={"tenant": "t9"})
+    assert [m.content for m in hs.find(f"{ns}:t9")] == ["remember the blue door code", "ok"]

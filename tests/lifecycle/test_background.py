@@ -1,0 +1,78 @@
+"""The background worker: triggered by end_session and every N episodes, off the record() path."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+
+from hindsight_core import Hindsight, HindsightConfig, Layer
+from hindsight_core.lifecycle.config import LifecycleConfig
+from hindsight_core.lifecycle.extractors import RuleExtractor
+from hindsight_core.lifecycle.schema import ExtractionContext, ExtractionResult
+from hindsight_core.types import Memory
+
+
+def _semantic(hs: Hindsight, ns: str) -> list[str]:
+    return [m.content for m in hs.store.select("namespace = ? AND layer = ?", (ns, Layer.SEMANTIC.value))]
+
+
+def test_end_session_consolidates_in_the_background(engine: Hindsight) -> None:
+    engine.record("我对花生过敏。", "user:w", session_id="s1")
+    engine.record("我住在杭州。", "user:w", session_id="s2")
+    assert engine.end_session("user:w", "s1") is True
+    assert engine.wait_for_consolidation(timeout=60)
+    assert _semantic(engine, "user:w") == ["用户对花生过敏"]  # only the session that ended
+    jobs = engine.stats("user:w").namespaces["user:w"].consolidation_jobs
+    assert (jobs["done"], jobs["pending"], jobs["failed"]) == (1, 0, 0)
+
+
+def test_every_n_episodes_of_a_session_triggers_a_run(make_engine: Callable[..., Hindsight]) -> None:
+    hs = make_engine(HindsightConfig(lifecycle=LifecycleConfig(consolidate_every=3)))
+    hs.record("I prefer aisle seats.", "user:n", session_id="s1")
+    hs.record("I'm allergic to cats.", "user:n", session_id="s1")
+    assert hs.wait_for_consolidation(timeout=60)
+    assert _semantic(hs, "user:n") == []  # two episodes: not yet
+    hs.record("ok", "user:n", session_id="s1")
+    assert hs.wait_for_consolidation(timeout=60)
+    assert sorted(_semantic(hs, "user:n")) == ["The user is allergic to cats", "The user prefers aisle seats"]
+
+
+class _Blocking(RuleExtractor):
+    """A slow extractor (think: a remote LLM) that waits until the test lets it go."""
+
+    def __init__(self) -> None:
+        self.started = threading.Event()
+        self.release = threading.Event()
+
+    def extract(self, episodes: Sequence[Memory], context: ExtractionContext) -> ExtractionResult:
+        self.started.set()
+        assert self.release.wait(60)
+        return super().extract(episodes, context)
+
+
+def test_record_never_waits_for_consolidation(make_engine: Callable[..., Hindsight]) -> None:
+    extractor = _Blocking()
+    hs = make_engine(extractor=extractor)
+    hs.record("I live in Berlin.", "user:r", session_id="s1")
+    hs.end_session("user:r", "s1")
+    assert extractor.started.wait(60)
+    # the worker is mid-extraction; record() and consolidation stats still answer
+    done = threading.Event()
+    threading.Thread(
+        target=lambda: (hs.record("I like jazz.", "user:r", session_id="s2"), done.set())
+    ).start()
+    assert done.wait(60), "record() blocked behind a running consolidation"
+    assert hs.stats("user:r").namespaces["user:r"].consolidation_jobs["running"] == 1
+    extractor.release.set()
+    assert hs.wait_for_consolidation(timeout=60)
+    assert _semantic(hs, "user:r") == ["The user lives in Berlin"]
+
+
+def test_background_off_means_on_demand_only(make_engine: Callable[..., Hindsight]) -> None:
+    hs = make_engine(
+        HindsightConfig(lifecycle=LifecycleConfig(consolidate_every=1)), background_consolidation=False
+    )
+    hs.record("I prefer tea.", "user:o", session_id="s1")
+    assert hs.wait_for_consolidation(timeout=5)
+    assert _semantic(hs, "user:o") == []
+    assert hs.consolidate("user:o").created == 1

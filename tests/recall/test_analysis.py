@@ -1,0 +1,86 @@
+"""Query analysis: history cues and time windows in English and Chinese, entities."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from hindsight_core.recall.analysis import analyze, find_history_cues, find_time_window
+
+# A Wednesday.
+NOW = datetime(2026, 3, 11, 15, 30, tzinfo=UTC)
+
+
+def day(y: int, m: int, d: int) -> datetime:
+    return datetime(y, m, d, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("text", "cues"),
+    [
+        ("上次你说那套方案到底包不包含税费？", ["上次"]),
+        ("我记得之前聊过这个", ["之前", "聊过", "我记得"]),
+        ("你说过我该怎么做？", ["你说过"]),
+        ("Last time you said the plan included tax", ["last time", "you said"]),
+        ("Do you remember what I asked you to call me?", ["remember"]),
+        ("What did we discuss earlier?", ["earlier"]),
+        ("推荐一家餐厅", []),
+        ("What's the weather like?", []),
+    ],
+)
+def test_history_cues(text: str, cues: list[str]) -> None:
+    assert sorted(find_history_cues(text)) == sorted(cues)
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "end"),
+    [
+        ("昨天我说了什么", day(2026, 3, 10), day(2026, 3, 11)),
+        ("前天的会议", day(2026, 3, 9), day(2026, 3, 10)),
+        ("上周你推荐的书", day(2026, 3, 2), day(2026, 3, 9)),
+        ("上个月的账单", day(2026, 2, 1), day(2026, 3, 1)),
+        ("去年的旅行", day(2025, 1, 1), day(2026, 1, 1)),
+        ("what did I say yesterday", day(2026, 3, 10), day(2026, 3, 11)),
+        ("the book you recommended last week", day(2026, 3, 2), day(2026, 3, 9)),
+        ("my bill last month", day(2026, 2, 1), day(2026, 3, 1)),
+        ("上周三我们聊了什么", day(2026, 3, 4), day(2026, 3, 5)),
+        ("last friday", day(2026, 3, 6), day(2026, 3, 7)),
+    ],
+)
+def test_relative_windows_are_calendar_units(text: str, start: datetime, end: datetime) -> None:
+    window = find_time_window(text, NOW)
+    assert window is not None
+    assert (window.start, window.end) == (start, end)
+
+
+@pytest.mark.parametrize("text", ["3 days ago I told you", "三天前我告诉过你", "两周前的事", "2 weeks ago"])
+def test_ago_windows_contain_the_day_named(text: str) -> None:
+    window = find_time_window(text, NOW)
+    assert window is not None
+    n_days = 14 if ("周" in text or "week" in text) else 3
+    target = NOW - timedelta(days=n_days)
+    assert window.start <= target < window.end
+    assert window.end - window.start <= timedelta(days=8)
+
+
+def test_month_names_resolve_to_the_last_such_month() -> None:
+    window = find_time_window("what happened in May", NOW)
+    assert window is not None and (window.start, window.end) == (day(2025, 5, 1), day(2025, 6, 1))
+    window = find_time_window("the trip in May 2023", NOW)
+    assert window is not None and (window.start, window.end) == (day(2023, 5, 1), day(2023, 6, 1))
+    window = find_time_window("5月份的会议", NOW)
+    assert window is not None and (window.start, window.end) == (day(2025, 5, 1), day(2025, 6, 1))
+
+
+@pytest.mark.parametrize("text", ["May I ask a question?", "上次你说的方案", "Which city do I live in now?", "你好"])
+def test_words_that_are_not_dates(text: str) -> None:
+    assert find_time_window(text, NOW) is None
+
+
+def test_entities_include_known_names_in_any_case() -> None:
+    analysis = analyze("what did caroline research?", NOW, known_entities=["Caroline", "Melanie"])
+    assert analysis.entities == ["Caroline"]
+    assert analysis.time_window is None and analysis.history_cues == []
+    zh = analyze("王磊上周说了什么", NOW, known_entities=["王磊"])
+    assert "王磊" in zh.entities and zh.time_window is not None

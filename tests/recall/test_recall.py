@@ -1,0 +1,207 @@
+"""``hs.recall`` end to end on the real engine (SQLite, Chroma, e5): what an adapter would inject."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from hindsight_core import Hindsight, InvalidInputError, RecallHit, RecallResult
+from hindsight_core.recall.types import Conflict
+from hindsight_core.types import Edge, EdgeKind, Layer, Status
+
+from .conftest import NOW, START, record_history
+
+
+def test_recall_finds_the_memory_and_explains_why(history_engine: Hindsight) -> None:
+    res = history_engine.recall("比亚迪的续航怎么样？", "user:wang", k=3)
+    assert isinstance(res, RecallResult) and res.hits and isinstance(res.hits[0], RecallHit)
+    assert "续航" in res.hits[0].memory.content
+    assert res.hits[0].channels and "vector" in res.hits[0].channels
+    assert "z=" in res.hits[0].reason
+    assert [h.score for h in res.hits] == sorted((h.score for h in res.hits), reverse=True)
+    prompt = res.to_prompt()
+    assert "续航" in prompt and res.tokens == history_engine.tokens.count(prompt) and res.tokens > 0
+
+
+def test_history_cue_brings_back_the_earlier_session(history_engine: Hindsight) -> None:
+    res = history_engine.recall("上次你说那套方案到底包不包含税费？", "user:wang", session_id="s4", k=5)
+    assert res.analysis.history_cues == ["上次"]
+    assert "A方案含税报价为12.8万元" in res.to_prompt()
+
+
+def test_cross_lingual_recall(history_engine: Hindsight) -> None:
+    res = history_engine.recall("What is my daughter learning?", "user:wang", k=3)
+    assert "violin" in res.to_prompt()
+    res = history_engine.recall("我女儿在学什么乐器？", "user:wang", k=3)
+    assert "violin" in res.to_prompt()
+
+
+def test_time_window_routes_to_memories_of_that_day(history_engine: Hindsight) -> None:
+    # s3 happened on March 9, "yesterday" at NOW (March 10)
+    res = history_engine.recall("What did I tell you yesterday?", "user:wang", k=5)
+    assert res.analysis.time_window is not None
+    assert res.hits and all(h.memory.session_id == "s3" for h in res.hits)
+
+
+@pytest.mark.parametrize(
+    "query", ["What's the weather like on Mars?", "How do I configure BGP on a Juniper router?", "如何修理自行车的刹车？"]
+)
+def test_irrelevant_query_returns_nothing(history_engine: Hindsight, query: str) -> None:
+    res = history_engine.recall(query, "user:wang", k=5)
+    assert res.hits == [] and res.to_prompt() == "" and res.tokens == 0
+
+
+def test_small_talk_never_fills_the_budget(history_engine: Hindsight) -> None:
+    res = history_engine.recall("好的 谢谢 哈哈 ok", "user:wang", k=10)
+    assert all(h.memory.content not in ("好的", "谢谢", "哈哈", "ok") for h in res.hits)
+
+
+def test_namespaces_are_walls(history_engine: Hindsight) -> None:
+    res = history_engine.recall("What am I allergic to? shellfish", "user:wang", k=10)
+    assert "shellfish" not in res.to_prompt()
+    other = history_engine.recall("What am I allergic to?", "user:other", k=10)
+    assert "shellfish" in other.to_prompt()
+    assert all(h.memory.namespace == "user:other" for h in other.hits)
+
+
+def test_budget_and_k_are_respected(history_engine: Hindsight) -> None:
+    res = history_engine.recall("装修方案的报价和税", "user:wang", k=1)
+    assert len(res.hits) == 1
+    small = history_engine.recall("装修方案的报价和税", "user:wang", k=5, budget_tokens=40)
+    assert small.tokens <= 40
+    full = history_engine.recall("装修方案的报价和税", "user:wang", k=5, budget_tokens=2000)
+    assert len(full.hits) > len(small.hits)
+
+
+def test_layers_filter(history_engine: Hindsight) -> None:
+    res = history_engine.recall("比亚迪的续航怎么样？", "user:wang", layers=["semantic"])
+    assert res.hits == []
+
+
+def test_empty_and_malformed_namespaces(history_engine: Hindsight) -> None:
+    res = history_engine.recall("anything at all", "user:nobody")
+    assert res.hits == [] and res.conflicts == [] and res.to_prompt() == ""
+    for bad in ("", "user 1", "{x}", None):
+        with pytest.raises(InvalidInputError):
+            history_engine.recall("hello", bad)  # type: ignore[arg-type]
+    for kwargs in ({"k": 0}, {"k": "5"}, {"budget_tokens": -1}, {"layers": ["working"]}, {"layers": ["nope"]},
+                   {"now": datetime(2026, 1, 1)}, {"session_id": ""}):
+        with pytest.raises(InvalidInputError):
+            history_engine.recall("hello", "user:wang", **kwargs)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError):
+        history_engine.recall("   ", "user:wang")
+
+
+async def test_arecall_matches_recall(history_engine: Hindsight) -> None:
+    a = await history_engine.arecall("比亚迪的续航怎么样？", "user:wang", k=3)
+    b = history_engine.recall("比亚迪的续航怎么样？", "user:wang", k=3)
+    assert [h.memory.id for h in a.hits] == [h.memory.id for h in b.hits]
+
+
+def _supersede(hs: Hindsight, old_id: str, new_id: str) -> None:
+    """What the lifecycle does on a contradiction (see the lifecycle contract)."""
+    old = hs.get(old_id)
+    assert old is not None
+    old.status = Status.SUPERSEDED
+    old.superseded_by = new_id
+    now = hs.now()
+    with hs.store.transaction() as tx:
+        tx.update_memory(old)
+        tx.add_edges([Edge(src=new_id, dst=old_id, kind=EdgeKind.SUPERSEDES, created_at=now)])
+        tx.enqueue([(old.id, old.namespace, old.layer.value, t, "sync") for t in ("vector", "activation")],
+                   now.timestamp())
+    hs.outbox.apply([old.id])
+
+
+def test_superseded_memory_is_never_injected_and_is_reported(engine: Hindsight, clock: object) -> None:
+    old = engine.record("我们这个项目的预算上限是3万元。", "user:p", session_id="s1",
+                        occurred_at=datetime(2026, 2, 1, tzinfo=UTC))
+    new = engine.record("预算调整了，项目的预算上限改成5万元。", "user:p", session_id="s2",
+                        occurred_at=datetime(2026, 2, 20, tzinfo=UTC))
+    before = engine.recall("我们项目的预算上限是多少？", "user:p", k=5)
+    assert "3万" in before.to_prompt() and before.conflicts == []
+    _supersede(engine, old.id, new.id)
+    after = engine.recall("我们项目的预算上限是多少？", "user:p", k=5)
+    assert "5万" in after.to_prompt() and "3万" not in after.to_prompt()
+    assert after.conflicts and isinstance(after.conflicts[0], Conflict)
+    assert after.conflicts[0].superseded.id == old.id and after.conflicts[0].successor.id == new.id
+
+
+def test_semantic_memory_brings_its_sources(engine: Hindsight) -> None:
+    episode = engine.record("I moved to Shanghai last weekend, the new flat is near Jing'an temple.", "user:s",
+                            session_id="s1", occurred_at=datetime(2026, 2, 25, tzinfo=UTC))
+    engine.record("The user lives in Shanghai.", "user:s", layer=Layer.SEMANTIC, kind="fact", importance=4,
+                  source_id=episode.id)
+    res = engine.recall("Which city does the user live in?", "user:s", k=3)
+    fact = [h for h in res.hits if h.memory.layer == Layer.SEMANTIC]
+    assert fact and fact[0].sources and fact[0].sources[0].id == episode.id
+    assert "source: I moved to Shanghai" in res.to_prompt()
+
+
+def test_cold_memories_only_on_request(engine: Hindsight) -> None:
+    m = engine.record("Our wifi password is hunter2-garden.", "user:c", occurred_at=datetime(2025, 1, 1, tzinfo=UTC))
+    m.status = Status.COLD
+    with engine.store.transaction() as tx:
+        tx.update_memory(m)
+        tx.enqueue([(m.id, m.namespace, m.layer.value, t, "sync") for t in ("vector", "activation")], 0.0)
+    engine.outbox.apply([m.id])
+    assert engine.recall("what is the wifi password?", "user:c").hits == []
+    res = engine.recall("what is the wifi password?", "user:c", include_cold=True)
+    assert [h.memory.id for h in res.hits] == [m.id]
+
+
+def test_recall_log_health_figures_and_batched_reinforcement(engine: Hindsight, clock: object) -> None:
+    record_history(engine, "user:h")
+    rows = engine.store.select("namespace = ? AND content LIKE ?", ("user:h", "%续航普遍%"))
+    before = rows[0]
+    res = engine.recall("比亚迪的续航怎么样？", "user:h", k=2)
+    assert before.id in [h.memory.id for h in res.hits]
+    engine.recall("What is the weather like on Mars?", "user:h")
+    # buffered: nothing is written per query
+    assert engine.store.query("SELECT COUNT(*) FROM recall_log")[0][0] == 0
+    assert engine.get(before.id).access_count == 0  # type: ignore[union-attr]
+    stats = engine.stats("user:h").namespaces["user:h"]  # reading stats flushes the buffer
+    assert stats.recall_hit_rate == 0.5
+    assert stats.recall_idle_rate is not None and 0.0 <= stats.recall_idle_rate <= 1.0
+    indexed = stats.layers["episodic"].indexed
+    assert stats.recall_coverage == pytest.approx(len(res.hits) / indexed)
+    log = engine.store.query("SELECT query, candidates, injected, n_injected FROM recall_log ORDER BY id")
+    assert log[0][0] == "比亚迪的续航怎么样？" and '"vector"' in log[0][1] and before.id in log[0][2]
+    assert log[1][3] == 0
+    after = engine.get(before.id)
+    assert after is not None and after.access_count == 1
+    now = engine.now().timestamp()
+    rate = engine.config.activation.rate(Layer.EPISODIC)
+    assert after.activation.value_at(now, rate) > before.activation.value_at(now, rate)
+    # the activation index follows (the outbox ran)
+    hot = dict(engine.activation.top("user:h", "episodic", 3))
+    assert before.id in hot
+
+
+def test_reinforcement_flushes_by_batch_size(engine: Hindsight) -> None:
+    engine.config.recall.reinforce_batch = 3
+    record_history(engine, "user:b")
+    for _ in range(2):
+        engine.recall("比亚迪的续航怎么样？", "user:b", k=1)
+    assert engine.store.query("SELECT COUNT(*) FROM recall_log")[0][0] == 0
+    engine.recall("比亚迪的续航怎么样？", "user:b", k=1)
+    assert engine.store.query("SELECT COUNT(*) FROM recall_log")[0][0] == 3
+
+
+def test_forget_namespace_removes_its_recall_log(engine: Hindsight) -> None:
+    record_history(engine, "user:f")
+    engine.recall("比亚迪的续航怎么样？", "user:f")
+    engine.flush_recall_log()
+    assert engine.store.query("SELECT COUNT(*) FROM recall_log WHERE namespace = 'user:f'")[0][0] == 1
+    engine.forget_namespace("user:f")
+    assert engine.store.query("SELECT COUNT(*) FROM recall_log WHERE namespace = 'user:f'")[0][0] == 0
+    assert engine.recall("比亚迪的续航怎么样？", "user:f").hits == []
+
+
+def test_new_memories_are_recallable_at_once(engine: Hindsight) -> None:
+    engine.record("I prefer window seats on long flights.", "user:n", occurred_at=START)
+    assert engine.recall("Which seat do I like on a plane?", "user:n").hits
+    engine.record("My passport expires in October.", "user:n", occurred_at=START + timedelta(days=1))
+    res = engine.recall("When does my passport expire?", "user:n", now=NOW)
+    assert res.hits[0].memory.content.startswith("My passport")

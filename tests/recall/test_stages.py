@@ -1,0 +1,113 @@
+"""The pure stages: keyword tokenisation and BM25, fusion and routing, scoring, the floor's
+calibration, token budgeting."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import numpy as np
+
+from hindsight_core.recall.budget import pack
+from hindsight_core.recall.floor import LanguageBaselines, is_cjk, keyword_coverage, split_background
+from hindsight_core.recall.fusion import route, rrf, spread_to_neighbours
+from hindsight_core.recall.keyword import ENGLISH_STOPWORDS, KeywordIndex, tokenize
+from hindsight_core.recall.scoring import final_score
+from hindsight_core.recall.types import QueryAnalysis, RecallHit, TimeWindow
+from hindsight_core.text.tokens import default_token_counter
+from hindsight_core.types import Activation, Memory
+
+NOW = datetime(2026, 3, 1, tzinfo=UTC)
+
+
+def memory(content: str, mid: str = "m", **kw: object) -> Memory:
+    return Memory(id=mid, namespace="t", content=content, occurred_at=NOW, created_at=NOW, updated_at=NOW,
+                  **kw)  # type: ignore[arg-type]
+
+
+def test_tokenize_segments_chinese_and_drops_english_stopwords() -> None:
+    assert len(ENGLISH_STOPWORDS) == 179
+    zh = tokenize("你好，我叫王磊，先说一下我对花生过敏，很严重的那种。")
+    assert "花生" in zh and "过敏" in zh and "的" not in zh and "我" not in zh
+    en = tokenize("Caroline: I went to the LGBTQ support group and it's powerful")
+    assert en == ["caroline", "went", "lgbtq", "support", "group", "powerful"]
+    assert tokenize("我想买 iPhone 15") == ["买", "iphone", "15"]
+
+
+def test_bm25_finds_chinese_words_inside_sentences() -> None:
+    docs = ["最近在看新能源车，比亚迪和特斯拉哪个好？", "我对花生过敏，很严重。", "周末想去爬山。"]
+    index = KeywordIndex(docs)
+    assert [i for i, _ in index.top(tokenize("花生过敏怎么办"), 3)] == [1]
+    assert index.top(tokenize("火星上的天气"), 3) == []
+    assert index.smooth_idf("花生") > index.smooth_idf("unknown-term") * 0  # always positive
+    assert index.smooth_idf("花生") > 0
+
+
+def test_rrf_weights_and_history_routing() -> None:
+    rankings = {"vector": [("a", 0.9), ("b", 0.8)], "keyword": [("b", 5.0)], "temporal": [("c", 0.5)]}
+    weights = {"vector": 1.0, "keyword": 1.0, "temporal": 0.5}
+    plain = rrf(rankings, weights, k=60)
+    assert max(plain, key=plain.__getitem__) == "b"  # in two channels
+    assert plain["c"] < plain["a"]
+    cue = QueryAnalysis(query="上次", history_cues=["上次"])
+    routed = route(weights, cue, history_boost=3.0)
+    assert routed["temporal"] == 1.5 and routed["vector"] == 1.0
+    boosted = rrf(rankings, routed, k=60)
+    assert boosted["c"] > boosted["a"]
+    window = QueryAnalysis(query="yesterday", time_window=TimeWindow(start=NOW, end=NOW))
+    assert route(weights, window, 3.0)["temporal"] == 1.5
+    assert route(weights, QueryAnalysis(query="x"), 3.0) == weights
+
+
+def test_neighbours_receive_a_share_of_a_candidate_score() -> None:
+    spread = spread_to_neighbours({"q": 1.0}, {"q": ["prev", "next"]}, 0.3)
+    assert spread == {"q": 1.0, "prev": 0.3, "next": 0.3}
+    assert spread_to_neighbours({"q": 1.0}, {"q": ["x"]}, 0.0) == {"q": 1.0}
+
+
+def test_final_score_prefers_important_fresh_and_used_memories() -> None:
+    kw = {"now_ts": NOW.timestamp(), "rate": 1e-6, "alpha": 1.0, "beta": 0.2, "gamma": 0.1, "max_access": 10}
+    plain = memory("x", activation=Activation(log_base=0.0, ref_time=NOW.timestamp()))
+    important = memory("x", importance=5, activation=Activation(log_base=0.0, ref_time=NOW.timestamp()))
+    stale = memory("x", activation=Activation(log_base=0.0, ref_time=NOW.timestamp() - 30 * 86400))
+    used = memory("x", access_count=10, activation=Activation(log_base=0.0, ref_time=NOW.timestamp()))
+    base = final_score(plain, 0.5, **kw)[0]  # type: ignore[arg-type]
+    assert final_score(important, 0.5, **kw)[0] > base  # type: ignore[arg-type]
+    assert final_score(stale, 0.5, **kw)[0] < base  # type: ignore[arg-type]
+    assert final_score(used, 0.5, **kw)[0] > base  # type: ignore[arg-type]
+    assert final_score(plain, 0.9, **kw)[0] > final_score(important, 0.5, **kw)[0]  # type: ignore[arg-type]
+
+
+def test_floor_baselines_compare_within_a_language(embedder: object) -> None:
+    english, chinese = split_background()
+    assert english and chinese and all(is_cjk(s) for s in chinese) and not any(is_cjk(s) for s in english)
+    bg_en = embedder.embed_documents(english)  # type: ignore[attr-defined]
+    bg_zh = embedder.embed_documents(chinese)  # type: ignore[attr-defined]
+    mems = ["I'm allergic to shellfish.", "我下个月要去成都出差。", "The garage door opener needs a new battery."]
+    vectors = embedder.embed_documents(mems)  # type: ignore[attr-defined]
+    query = embedder.embed_query("我下个月有什么安排？")  # type: ignore[attr-defined]
+    base = LanguageBaselines(query, bg_en, bg_zh)
+    z = [base.z(float(v @ query), is_cjk(m)) for v, m in zip(vectors, mems, strict=True)]
+    assert z[1] > 3.0 and z[1] > z[0] + 2 and z[1] > z[2] + 2
+
+
+def test_keyword_coverage_is_a_share_of_query_weight() -> None:
+    weights = {"花生": 2.0, "过敏": 2.0, "餐厅": 4.0}
+    assert keyword_coverage(weights, frozenset({"花生", "过敏"})) == 0.5
+    assert keyword_coverage(weights, frozenset()) == 0.0
+    assert keyword_coverage({}, frozenset({"x"})) == 0.0
+
+
+def test_pack_counts_tokens_of_the_injected_text_and_skips_what_does_not_fit() -> None:
+    counter = default_token_counter()
+    long = "预算上限是三万元，" * 40
+    hits = [
+        RecallHit(memory=memory(long, "a"), score=0.9, text=f"- {long}"),
+        RecallHit(memory=memory("我对花生过敏", "b"), score=0.8, text="- 我对花生过敏"),
+        RecallHit(memory=memory("I live in Shanghai", "c"), score=0.7, text="- I live in Shanghai"),
+    ]
+    assert counter.count(long) > 100  # Chinese is counted by subwords, not by whitespace
+    injected, idle = pack(hits, k=5, budget_tokens=60, counter=counter)
+    assert [h.memory.id for h in injected] == ["b", "c"] and [h.memory.id for h in idle] == ["a"]
+    injected, idle = pack(hits, k=1, budget_tokens=10_000, counter=counter)
+    assert [h.memory.id for h in injected] == ["a"] and idle == []
+    assert isinstance(np.float32(1), np.floating)
