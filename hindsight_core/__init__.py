@@ -18,6 +18,8 @@ if TYPE_CHECKING:
         MissingExtraError,
         UnknownNamespaceError,
     )
+    from hindsight_core.lifecycle.extractors import LLMExtractor, RuleExtractor
+    from hindsight_core.lifecycle.types import ConsolidationReport, SweepReport
     from hindsight_core.recall.types import Conflict, QueryAnalysis, RecallHit, RecallResult
     from hindsight_core.types import Edge, EdgeKind, Event, Kind, Layer, Memory, Stats, Status
 
@@ -43,6 +45,10 @@ _EXPORTS = {
     "RecallHit": "hindsight_core.recall.types",
     "Conflict": "hindsight_core.recall.types",
     "QueryAnalysis": "hindsight_core.recall.types",
+    "ConsolidationReport": "hindsight_core.lifecycle.types",
+    "SweepReport": "hindsight_core.lifecycle.types",
+    "LLMExtractor": "hindsight_core.lifecycle.extractors",
+    "RuleExtractor": "hindsight_core.lifecycle.extractors",
 }
 
 __all__ = sorted(_EXPORTS)

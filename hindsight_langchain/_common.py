@@ -32,6 +32,15 @@ CLEAR_KEY = "lc_clear"
 _ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "tool"}
 
 
+#: Recall refuses longer queries; an adapter cuts the input instead, because a chat turn that
+#: ``ConversationBufferMemory`` accepts must not fail just because memory is attached.
+MAX_QUERY_CHARS = 4_000
+
+
+def query_text(text: str) -> str:
+    return text[:MAX_QUERY_CHARS]
+
+
 def resolve_engine(engine: Hindsight | None) -> Hindsight:
     """The engine passed in, or the process-wide embedded one (so ``HindsightMemory()`` just works)."""
     if engine is not None:
@@ -86,9 +95,7 @@ def to_messages(memories: Iterable[Memory]) -> list[BaseMessage]:
     return list(messages_from_dict([m.metadata[MESSAGE_KEY] for m in memories]))
 
 
-def without_known(
-    result: RecallResult, known_ids: set[str], known_texts: set[str] | None = None
-) -> RecallResult:
+def without_known(result: RecallResult, known_ids: set[str], known_texts: set[str] | None = None) -> RecallResult:
     """Drop hits the prompt already shows: turns in the window, and distilled memories whose every
     source is in the window. Recall adds what the window lacks; repeating the window wastes budget."""
     texts = known_texts or set()

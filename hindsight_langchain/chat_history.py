@@ -51,9 +51,7 @@ class HindsightChatMessageHistory(BaseChatMessageHistory):
         return session_log(self.engine.find(self.namespace, session_id=self.session_id, layer="episodic"))
 
     async def asession_memories(self) -> list[Memory]:
-        return session_log(
-            await self.engine.afind(self.namespace, session_id=self.session_id, layer="episodic")
-        )
+        return session_log(await self.engine.afind(self.namespace, session_id=self.session_id, layer="episodic"))
 
     @property
     def messages(self) -> list[BaseMessage]:  # type: ignore[override]

@@ -30,9 +30,7 @@ def _default_schema() -> type[BaseModel]:
 class ChatModelLLM:
     """Wrap ``model`` as ``(prompt: str) -> str`` returning JSON of ``schema`` when it can."""
 
-    def __init__(
-        self, model: BaseChatModel, *, schema: type[BaseModel] | None = None, structured: bool = True
-    ) -> None:
+    def __init__(self, model: BaseChatModel, *, schema: type[BaseModel] | None = None, structured: bool = True) -> None:
         if not isinstance(model, BaseChatModel):
             raise TypeError(f"model must be a LangChain BaseChatModel, got {type(model).__name__}")
         self.model = model

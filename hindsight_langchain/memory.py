@@ -20,7 +20,7 @@ from langchain_core.chat_history import BaseChatMessageHistory  # noqa: E402
 from langchain_core.messages import BaseMessage, SystemMessage, get_buffer_string  # noqa: E402
 from pydantic import Field, PrivateAttr, model_validator  # noqa: E402
 
-from hindsight_langchain._common import resolve_engine, to_messages, without_known  # noqa: E402
+from hindsight_langchain._common import query_text, resolve_engine, to_messages, without_known  # noqa: E402
 from hindsight_langchain.chat_history import HindsightChatMessageHistory  # noqa: E402
 
 if TYPE_CHECKING:
@@ -56,6 +56,7 @@ class HindsightMemory(BaseChatMemory):
     max_token_limit: int | None = None
 
     _engine: Any = PrivateAttr(default=None)
+    _last_recall: Any = PrivateAttr(default=None)
 
     def __init__(self, **data: Any) -> None:
         # Checked before pydantic runs, so a bad namespace raises InvalidInputError, not ValidationError.
@@ -64,7 +65,6 @@ class HindsightMemory(BaseChatMemory):
         if "namespace" in data:
             check_namespace(data["namespace"])
         super().__init__(**data)
-    _last_recall: Any = PrivateAttr(default=None)
 
     @model_validator(mode="after")
     def _connect(self) -> HindsightMemory:
@@ -77,9 +77,7 @@ class HindsightMemory(BaseChatMemory):
             raise ValueError("context_key must differ from memory_key")
         self._engine = resolve_engine(self.engine)
         if self.chat_memory is None:
-            self.chat_memory = HindsightChatMessageHistory(
-                self.namespace, self.session_id, engine=self._engine
-            )
+            self.chat_memory = HindsightChatMessageHistory(self.namespace, self.session_id, engine=self._engine)
         return self
 
     @property
@@ -157,7 +155,7 @@ class HindsightMemory(BaseChatMemory):
         else:
             keys = set(inputs).difference([*self.memory_variables, "stop"])
             value = inputs[next(iter(keys))] if len(keys) == 1 else None
-        return value if isinstance(value, str) and value.strip() else None
+        return query_text(value) if isinstance(value, str) and value.strip() else None
 
     def _recall_args(self) -> dict[str, Any]:
         return {
@@ -178,9 +176,7 @@ class HindsightMemory(BaseChatMemory):
             history: list[BaseMessage] = messages
         else:
             history = [SystemMessage(content=context), *messages] if context else messages
-        out: dict[str, Any] = {
-            self.memory_key: history if self.return_messages else self._buffer_as_str(history)
-        }
+        out: dict[str, Any] = {self.memory_key: history if self.return_messages else self._buffer_as_str(history)}
         if self.context_key is not None:
             out[self.context_key] = context
         return out
@@ -206,10 +202,11 @@ class HindsightMemory(BaseChatMemory):
     def end_session(self) -> None:
         """Tell the engine this conversation is over, so it consolidates it in the background."""
         assert self.session_id is not None
-        end = getattr(self.hindsight, "end_session", None)  # the lifecycle facet's entry point
-        if end is None:
-            raise NotImplementedError("this engine has no end_session (lifecycle facet missing)")
-        end(self.namespace, self.session_id)
+        self.hindsight.end_session(self.namespace, self.session_id)
+
+    async def aend_session(self) -> None:
+        assert self.session_id is not None
+        await self.hindsight.aend_session(self.namespace, self.session_id)
 
 
 __all__ = ["HindsightMemory"]

@@ -18,7 +18,7 @@ require("langchain.agents.middleware", "langchain")
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse  # noqa: E402
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage  # noqa: E402
 
-from hindsight_langchain._common import message_events, resolve_engine, without_known  # noqa: E402
+from hindsight_langchain._common import message_events, query_text, resolve_engine, without_known  # noqa: E402
 
 if TYPE_CHECKING:
     from hindsight_core import Hindsight
@@ -83,9 +83,7 @@ class HindsightMemoryMiddleware(AgentMiddleware):
         if self.namespace_fn is not None:
             return check_namespace(self.namespace_fn(context))
         user = (
-            context.get(self.context_key)
-            if isinstance(context, Mapping)
-            else getattr(context, self.context_key, None)
+            context.get(self.context_key) if isinstance(context, Mapping) else getattr(context, self.context_key, None)
         )
         if user is None or user == "":
             if self.default_namespace is not None:
@@ -108,7 +106,7 @@ class HindsightMemoryMiddleware(AgentMiddleware):
         if index is None:
             return None
         text = request.messages[index].text.strip()
-        return text or None
+        return query_text(text) if text else None
 
     def _inject(self, request: ModelRequest, result: RecallResult) -> ModelRequest:
         shown = {m.text.strip() for m in request.messages}
@@ -133,9 +131,7 @@ class HindsightMemoryMiddleware(AgentMiddleware):
         query = self._query(request)
         if query is not None:
             namespace = self.namespace_for(request.runtime)
-            request = self._inject(
-                request, self.engine.recall(query, namespace, **self._args(request.runtime))
-            )
+            request = self._inject(request, self.engine.recall(query, namespace, **self._args(request.runtime)))
         return handler(request)
 
     async def awrap_model_call(

@@ -94,9 +94,7 @@ class HindsightRetriever(BaseRetriever):
     def _documents(result: RecallResult) -> list[Document]:
         return [hit_document(hit) for hit in result.hits]
 
-    def _get_relevant_documents(
-        self, query: str, *, run_manager: CallbackManagerForRetrieverRun
-    ) -> list[Document]:
+    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
         return self._documents(self.hindsight.recall(query, self.namespace, **self._args()))
 
     async def _aget_relevant_documents(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
@@ -52,6 +53,7 @@ _SAFE = re.compile(r"[\w-]")
 _ESCAPED = re.compile(r"(?:=[0-9A-F]{2})+")
 #: Recall is asked for every candidate of a namespace; this budget never cuts a store search short.
 _SEARCH_BUDGET = 1_000_000
+_PUT_LOCK = threading.RLock()
 _MAX_K = 200  # the most recall ranks per call; candidates past it come back unscored, after the rest
 
 
@@ -105,9 +107,7 @@ def _operator(value: Any, operator: str, operand: Any) -> bool:
             left, right = float(value), float(operand)
         except (TypeError, ValueError):
             return False
-        return {"$gt": left > right, "$gte": left >= right, "$lt": left < right, "$lte": left <= right}[
-            operator
-        ]
+        return {"$gt": left > right, "$gte": left >= right, "$lt": left < right, "$lte": left <= right}[operator]
     raise ValueError(f"Unsupported operator: {operator}")
 
 
@@ -187,9 +187,7 @@ class HindsightStore(BaseStore):
             texts = list(_string_leaves(value)) or [json.dumps(value, ensure_ascii=False, sort_keys=True)]
         else:
             texts = [
-                t
-                for path in fields
-                for t in get_text_at_path(value, path if path == "$" else tokenize_path(path))
+                t for path in fields for t in get_text_at_path(value, path if path == "$" else tokenize_path(path))
             ]
         text = "\n".join(t for t in texts if t.strip())
         return text[: min(self.max_index_chars, self.engine.config.write.max_content_chars)] or None
@@ -293,6 +291,12 @@ class HindsightStore(BaseStore):
         )
 
     def _put(self, op: PutOp) -> None:
+        # Replace = forget + record under the same key; serialised so two threads writing one key
+        # cannot interleave (the key is an idempotency key: a second record would silently keep the first).
+        with _PUT_LOCK:
+            self._put_locked(op)
+
+    def _put_locked(self, op: PutOp) -> None:
         engine_ns, existing, record = self._prepare_put(op)
         for m in existing:
             self.engine.forget(m.id, namespace=engine_ns)

@@ -58,7 +58,7 @@ def resolve_engine(engine: Hindsight | None, engine_path: str | None = None) -> 
     if engine_path is not None:
         with _live_lock:
             live = _live.get(_key(Path(engine_path)))
-        if live is not None and not live._closed:
+        if live is not None:
             return live
         if _key(Path(engine_path)) != _key(default_path()):
             opened = _Hindsight(engine_path)
@@ -120,6 +120,10 @@ def dump_message(message: ChatMessage) -> dict[str, Any]:
     additional_kwargs — bytes and nested models go through LlamaIndex's own serialiser)."""
     import json
 
+    if not isinstance(message, ChatMessage):
+        from hindsight_core.errors import InvalidInputError
+
+        raise InvalidInputError(f"expected a llama_index ChatMessage, got {type(message).__name__}")
     data: dict[str, Any] = json.loads(message.model_dump_json())
     return data
 
@@ -154,6 +158,7 @@ def hit_metadata(hit: RecallHit) -> dict[str, Any]:
         "score": hit.score,
         "channels": dict(hit.channels),
         "reason": hit.reason,
+        "sources": [s.content for s in hit.sources],
         "metadata": dict(m.metadata),
     }
 

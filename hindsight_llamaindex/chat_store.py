@@ -149,9 +149,10 @@ class HindsightChatStore(BaseChatStore):
         from hindsight_core.transcripts import check_transcript_key
 
         key = check_transcript_key(key)
+        dumped = [dump_message(m) for m in messages]  # validate everything before recording anything
         entries = [
-            {"message": dump_message(m), "memory_id": memory_id}
-            for m, memory_id in zip(messages, self._record(key, list(messages)), strict=True)
+            {"message": d, "memory_id": memory_id}
+            for d, memory_id in zip(dumped, self._record(key, list(messages)), strict=True)
         ]
         self._engine.edit_transcript(self.namespace, key, lambda current: [*(current or []), *entries])
 

@@ -7,6 +7,7 @@ is passed through unchanged, so the extractor can send the validation error back
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING, Any
 
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
@@ -15,6 +16,19 @@ from pydantic import BaseModel, ValidationError
 
 if TYPE_CHECKING:
     from hindsight_core.lifecycle.extractors import LLMExtractor
+
+
+_FENCED = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+
+
+def _json_candidates(reply: str) -> list[str]:
+    """The reply, its fenced blocks, and its outermost {...} / [...] span: models wrap JSON in prose."""
+    found = [reply.strip(), *(m.group(1).strip() for m in _FENCED.finditer(reply))]
+    for open_, close in (("{", "}"), ("[", "]")):
+        start, end = reply.find(open_), reply.rfind(close)
+        if 0 <= start < end:
+            found.append(reply[start : end + 1])
+    return list(dict.fromkeys(c for c in found if c))
 
 
 class LlamaIndexLLM:
@@ -31,8 +45,6 @@ class LlamaIndexLLM:
         self.schema = schema
 
     def _normalised(self, text: str) -> str:
-        from hindsight_core.lifecycle.extractors import _json_candidates
-
         for candidate in _json_candidates(text):
             try:
                 data: Any = json.loads(candidate)

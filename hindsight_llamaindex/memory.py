@@ -55,13 +55,9 @@ class HindsightMemory(BaseMemory):
     Clearing (``reset``) empties the session log only: what was said stays in long-term memory until it
     is forgotten explicitly through the engine."""
 
-    namespace: str = Field(
-        default=DEFAULT_NAMESPACE, description="Whose memory: a tenant scope such as 'user:42'."
-    )
+    namespace: str = Field(default=DEFAULT_NAMESPACE, description="Whose memory: a tenant scope such as 'user:42'.")
     session_id: str = Field(default_factory=_new_session_id, description="The conversation.")
-    token_limit: int = Field(
-        default=DEFAULT_TOKEN_LIMIT, gt=0, description="Token budget of the session log."
-    )
+    token_limit: int = Field(default=DEFAULT_TOKEN_LIMIT, gt=0, description="Token budget of the session log.")
     k: int | None = Field(default=None, description="Memories recalled per turn (engine default when None).")
     budget_tokens: int | None = Field(default=None, description="Token budget of the recalled memories.")
     insert_method: Literal["system", "user"] = Field(
@@ -106,9 +102,7 @@ class HindsightMemory(BaseMemory):
             raise ValueError(f"HindsightMemory.from_defaults got unexpected arguments: {sorted(unknown)}")
         if token_limit is None:
             token_limit = (
-                int(llm.metadata.context_window * TOKEN_LIMIT_RATIO)
-                if llm is not None
-                else DEFAULT_TOKEN_LIMIT
+                int(llm.metadata.context_window * TOKEN_LIMIT_RATIO) if llm is not None else DEFAULT_TOKEN_LIMIT
             )
         data: dict[str, Any] = {"namespace": namespace, "token_limit": token_limit, **kwargs}
         if session_id is not None:
@@ -128,22 +122,21 @@ class HindsightMemory(BaseMemory):
         """The recall behind the latest ``get`` (hits, scores, reasons), for inspection."""
         return self._last_recall
 
-    def _count(self, messages: list[ChatMessage]) -> int:
-        return len(self.tokenizer_fn(" ".join(str(m.content) for m in messages))) if messages else 0
-
     def _window(self, messages: list[ChatMessage], initial_token_count: int) -> int:
-        """How many of the newest messages fit the limit; never starting on an assistant or tool message
-        (a tool result without the call that asked for it is rejected by LLM APIs)."""
+        """How many of the newest messages fit the limit, by ``ChatMemoryBuffer``'s rules: a cut window never
+        starts on an assistant or tool message (a tool result without its call is rejected by LLM APIs),
+        and the newest message is always kept. Walks from the newest end, tokenizing each message once."""
         if initial_token_count > self.token_limit:
             raise ValueError("Initial token count exceeds token limit")
-        count = len(messages)
-        while count > 1 and self._count(messages[-count:]) + initial_token_count > self.token_limit:
+        used, count = initial_token_count, 0
+        for message in reversed(messages):
+            used += len(self.tokenizer_fn(str(message.content)))
+            if used > self.token_limit:
+                break
+            count += 1
+        while 1 < count < len(messages) and messages[-count].role in (MessageRole.TOOL, MessageRole.ASSISTANT):
             count -= 1
-            while count > 1 and messages[-count].role in (MessageRole.TOOL, MessageRole.ASSISTANT):
-                count -= 1
-        if count <= 0 or self._count(messages[-count:]) + initial_token_count > self.token_limit:
-            return min(1, len(messages))
-        return count
+        return max(count, min(1, len(messages)))
 
     def get(self, input: str | ChatMessage | None = None, **kwargs: Any) -> list[ChatMessage]:
         """The session's recent messages with recalled memory injected. Recall runs on ``input`` when
@@ -178,23 +171,24 @@ class HindsightMemory(BaseMemory):
         return (input or "").strip()[-_MAX_QUERY_CHARS:]
 
     def _inject(self, window: list[ChatMessage], text: str) -> list[ChatMessage]:
-        """Copies of the stored messages with ``text`` added: the session log itself never holds recall."""
+        """Copies of the stored messages with ``text`` added: the session log itself never holds recall.
+
+        In ``system`` mode the memories are their own system message right after the user message they
+        were recalled for. Not at the front: ``ReActAgent`` drops the first system message of its input
+        (it takes it for its own prompt), and the memories would silently go with it. Not merged into
+        the agent's prompt either, for the same reason. A tool call and its result are never split."""
         if not text:
             return window
         result = [copy.deepcopy(m) for m in window]
-        block = TextBlock(text=text)
+        last_user = next((i for i in range(len(result) - 1, -1, -1) if result[i].role == MessageRole.USER), None)
         if self.insert_method == "system":
-            system = next((m for m in result if m.role == MessageRole.SYSTEM), None)
-            if system is not None:
-                system.blocks = [block, TextBlock(text="\n\n"), *system.blocks]
-            else:
-                result.insert(0, ChatMessage(role=MessageRole.SYSTEM, blocks=[block]))
+            position = len(result) if last_user is None else last_user + 1
+            result.insert(position, ChatMessage(role=MessageRole.SYSTEM, blocks=[TextBlock(text=text)]))
+        elif last_user is not None:
+            user = result[last_user]
+            user.blocks = [TextBlock(text=text + "\n\n"), *user.blocks]
         else:
-            user = next((m for m in reversed(result) if m.role == MessageRole.USER), None)
-            if user is not None:
-                user.blocks = [block, TextBlock(text="\n\n"), *user.blocks]
-            else:
-                result.append(ChatMessage(role=MessageRole.USER, blocks=[block]))
+            result.append(ChatMessage(role=MessageRole.USER, blocks=[TextBlock(text=text)]))
         return result
 
     def get_all(self) -> list[ChatMessage]:

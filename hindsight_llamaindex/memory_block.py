@@ -36,6 +36,10 @@ class HindsightMemoryBlock(BaseMemoryBlock[str]):
 
     name: str = Field(default="hindsight_memory", description="The block's tag in the memory template.")
     description: str | None = Field(default="What the assistant remembers about the user from earlier.")
+    priority: int = Field(
+        default=1,
+        description="Truncation order (0 = never cut). Cut first by default: it drops its weakest memories.",
+    )
     namespace: str = Field(default=DEFAULT_NAMESPACE, description="Whose memory: a tenant scope.")
     k: int | None = Field(default=None, description="Memories recalled per turn (engine default when None).")
     budget_tokens: int | None = Field(default=None, description="Token budget of the recalled memories.")
@@ -65,9 +69,7 @@ class HindsightMemoryBlock(BaseMemoryBlock[str]):
         return self._last_recall
 
     def _query(self, messages: list[ChatMessage] | None) -> str:
-        users = [
-            m.content for m in messages or [] if m.role == MessageRole.USER and (m.content or "").strip()
-        ]
+        users = [m.content for m in messages or [] if m.role == MessageRole.USER and (m.content or "").strip()]
         return "\n".join(str(u) for u in users[-self.query_messages :]).strip()[-_MAX_QUERY_CHARS:]
 
     async def _aget(self, messages: list[ChatMessage] | None = None, **block_kwargs: Any) -> str:
@@ -98,9 +100,7 @@ class HindsightMemoryBlock(BaseMemoryBlock[str]):
         for message in messages:
             clean = message.model_copy(deep=True)
             stamp = clean.additional_kwargs.pop(SESSION_STAMP, None)
-            by_session.setdefault(stamp if isinstance(stamp, str) and stamp.strip() else None, []).append(
-                clean
-            )
+            by_session.setdefault(stamp if isinstance(stamp, str) and stamp.strip() else None, []).append(clean)
         max_chars = self._engine.config.write.max_content_chars
         events = [
             event

@@ -1,8 +1,8 @@
 """``HindsightRetriever``: recall as a LlamaIndex retriever (query engines, ``RetrieverTool``, routers).
 
 Each hit becomes a ``NodeWithScore`` whose node id is the memory id and whose metadata carries the
-memory's layer, kind, time, provenance and per-channel scores; the node text is what recall would
-inject (content plus cited excerpts)."""
+memory's layer, kind, time, provenance (the cited episodes of a distilled memory) and per-channel
+scores; the node text is the memory itself."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ _HIDDEN_FROM_LLM = [
     "score",
     "channels",
     "reason",
+    "sources",
     "metadata",
     "status",
     "importance",
@@ -76,7 +77,7 @@ class HindsightRetriever(BaseRetriever):
         for hit in result.hits:
             node = TextNode(
                 id_=hit.memory.id,
-                text=hit.text or hit.memory.content,
+                text=hit.memory.content,
                 metadata=hit_metadata(hit),
                 excluded_llm_metadata_keys=list(_HIDDEN_FROM_LLM),
                 excluded_embed_metadata_keys=list(_HIDDEN_FROM_LLM),
@@ -88,6 +89,4 @@ class HindsightRetriever(BaseRetriever):
         return self._nodes(self.engine.recall(query_bundle.query_str, self.namespace, **self._options()))
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        return self._nodes(
-            await self.engine.arecall(query_bundle.query_str, self.namespace, **self._options())
-        )
+        return self._nodes(await self.engine.arecall(query_bundle.query_str, self.namespace, **self._options()))

@@ -36,9 +36,7 @@ def recall_tool(
 
     def recall_memory(query: str) -> str:
         """Search long-term memory."""
-        text = hs.recall(
-            query, namespace, session_id=session_id, k=k, budget_tokens=budget_tokens
-        ).to_prompt()
+        text = hs.recall(query, namespace, session_id=session_id, k=k, budget_tokens=budget_tokens).to_prompt()
         return text or NOTHING_FOUND
 
     async def arecall_memory(query: str) -> str:

@@ -7,4 +7,4 @@ bash scripts/setup.sh
 export ANONYMIZED_TELEMETRY=False HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 .venv/bin/ruff check .
 .venv/bin/mypy
-.venv/bin/pytest -p no:cacheprovider "$@"
+.venv/bin/pytest -p no:cacheprovider --nbmake --nbmake-timeout=600 tests notebooks "$@"

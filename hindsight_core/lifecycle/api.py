@@ -24,7 +24,7 @@ from hindsight_core.errors import InvalidInputError, MemoryNotFoundError
 from hindsight_core.facets import Facet
 from hindsight_core.lifecycle import archive, jobs
 from hindsight_core.lifecycle.integrate import Integrator, procedure_content, reinforced
-from hindsight_core.lifecycle.schema import ExtractionContext, ExtractionError, Extractor
+from hindsight_core.lifecycle.schema import ExtractionContext, ExtractionError, ExtractionResult, Extractor
 from hindsight_core.lifecycle.types import ConsolidationReport, SweepReport
 from hindsight_core.lifecycle.worker import ConsolidationWorker
 from hindsight_core.text.entities import extract_entities
@@ -56,9 +56,7 @@ class LifecycleMixin(Facet):
 
             extractor = RuleExtractor()
         if not callable(getattr(extractor, "extract", None)):
-            raise TypeError(
-                "extractor must have an extract(episodes, context) method (see lifecycle.extractors)"
-            )
+            raise TypeError("extractor must have an extract(episodes, context) method (see lifecycle.extractors)")
         configure = getattr(extractor, "configure", None)
         if callable(configure):
             cfg = self.config.lifecycle
@@ -185,13 +183,30 @@ class LifecycleMixin(Facet):
             by_session: dict[str | None, list[Memory]] = defaultdict(list)
             for e in episodes:
                 by_session[e.session_id].append(e)
-            batches = [
-                group[i : i + size] for group in by_session.values() for i in range(0, len(group), size)
-            ]
-            for batch in batches:
+            batches = [group[i : i + size] for group in by_session.values() for i in range(0, len(group), size)]
+            # A model-free extractor runs over every batch first so the new memories are embedded in
+            # one call; an LLM extractor sees, batch by batch, what the previous batches produced.
+            upfront: list[ExtractionResult | Exception] = []
+            if not getattr(self.extractor, "uses_llm", True):
+                for batch in batches:
+                    try:
+                        upfront.append(
+                            self.extractor.extract(batch, ExtractionContext(namespace, integrator.existing()))
+                        )
+                    except Exception as exc:
+                        upfront.append(exc)
+                        break
+                integrator.prime([m for r in upfront if isinstance(r, ExtractionResult) for m in r.memories])
+            for index, batch in enumerate(batches):
                 context = ExtractionContext(namespace=namespace, existing=integrator.existing())
                 try:
-                    result = self.extractor.extract(batch, context)
+                    if upfront:
+                        outcome = upfront[index]
+                        if isinstance(outcome, Exception):
+                            raise outcome
+                        result = outcome
+                    else:
+                        result = self.extractor.extract(batch, context)
                 except Exception as exc:
                     report.llm_calls += getattr(exc, "llm_calls", 0)
                     report.status = "failed"
@@ -270,9 +285,7 @@ class LifecycleMixin(Facet):
             created_at=now,
             updated_at=now,
             importance=level,
-            activation=Activation(
-                log_base=act.initial_log + act.importance_weight * (level - 3), ref_time=ts
-            ),
+            activation=Activation(log_base=act.initial_log + act.importance_weight * (level - 3), ref_time=ts),
             entities=extract_entities(content),
             fingerprint=fp,
             metadata={
@@ -291,23 +304,15 @@ class LifecycleMixin(Facet):
             tx.insert_memories([memory])
             for m in replaced:
                 tx.update_memory(m)
-            tx.add_edges(
-                [Edge(src=memory.id, dst=m.id, kind=EdgeKind.SUPERSEDES, created_at=now) for m in replaced]
-            )
+            tx.add_edges([Edge(src=memory.id, dst=m.id, kind=EdgeKind.SUPERSEDES, created_at=now) for m in replaced])
             tx.enqueue(
-                [
-                    (m.id, namespace, Layer.PROCEDURAL.value, t, SYNC)
-                    for m in [memory, *replaced]
-                    for t in TARGETS
-                ],
+                [(m.id, namespace, Layer.PROCEDURAL.value, t, SYNC) for m in [memory, *replaced] for t in TARGETS],
                 ts,
             )
         self.outbox.apply([memory.id, *(m.id for m in replaced)])
         return memory
 
-    async def aadd_procedure(
-        self, trigger: str, steps: Sequence[str], namespace: str, **kwargs: Any
-    ) -> Memory:
+    async def aadd_procedure(self, trigger: str, steps: Sequence[str], namespace: str, **kwargs: Any) -> Memory:
         return await asyncio.to_thread(self.add_procedure, trigger, steps, namespace, **kwargs)
 
     def feedback(self, memory_id: str, success: bool, *, namespace: str | None = None) -> Memory:
@@ -403,8 +408,7 @@ class LifecycleMixin(Facet):
             if rate <= 0:
                 continue
             for m in self.store.select(
-                f"{scope}layer = ? AND status = ? AND act_log_base - ? * (? - act_ref_time) < ? "
-                "AND act_ref_time <= ?",
+                f"{scope}layer = ? AND status = ? AND act_log_base - ? * (? - act_ref_time) < ? AND act_ref_time <= ?",
                 [
                     *scope_params,
                     layer.value,
@@ -492,12 +496,7 @@ class LifecycleMixin(Facet):
             if edges:
                 tx.add_edges(edges)
             tx.enqueue(
-                [
-                    (m.id, m.namespace, m.layer.value, t, SYNC)
-                    for m, _ in chosen
-                    if m.indexed
-                    for t in TARGETS
-                ],
+                [(m.id, m.namespace, m.layer.value, t, SYNC) for m, _ in chosen if m.indexed for t in TARGETS],
                 ts,
             )
         self.outbox.apply([m.id for m, _ in chosen])

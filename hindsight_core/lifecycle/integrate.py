@@ -24,7 +24,7 @@ from hindsight_core.lifecycle.schema import ExtractedMemory
 from hindsight_core.text.entities import extract_entities
 from hindsight_core.text.normalize import fingerprint, normalize
 from hindsight_core.types import Activation, Edge, EdgeKind, Kind, Layer, Memory, Status
-from hindsight_core.write.outbox import SYNC, TARGETS
+from hindsight_core.write.outbox import ACTIVATION, SYNC, TARGETS
 
 if TYPE_CHECKING:
     from hindsight_core.lifecycle.api import LifecycleMixin
@@ -42,9 +42,7 @@ def scaled(activation: Activation, factor: float) -> Activation:
 def reinforced(activation: Activation, rate: float, now: float, weight: float) -> Activation:
     """``A_ref <- A(now) + weight``, ``t_ref <- now`` (DESIGN.md, reinforcement)."""
     current = activation.log_at(now, rate)
-    return Activation(
-        log_base=float(np.logaddexp(current, math.log(weight))) if weight > 0 else current, ref_time=now
-    )
+    return Activation(log_base=float(np.logaddexp(current, math.log(weight))) if weight > 0 else current, ref_time=now)
 
 
 @dataclass
@@ -54,6 +52,8 @@ class BatchPlan:
     edges: list[Edge] = field(default_factory=list)
     vectors: dict[str, np.ndarray] = field(default_factory=dict)
     consolidated: list[str] = field(default_factory=list)
+    #: Ids whose vector-index entry changes (new, or leaving the index); the rest changed activation only.
+    vector_sync: set[str] = field(default_factory=set)
     merged: int = 0
     superseded: int = 0
     episodes_superseded: int = 0
@@ -79,10 +79,20 @@ class Integrator:
             for source in m.source_ids:
                 self.citers[source].add(m.id)
         self._vectors: dict[str, np.ndarray] | None = None
+        self._embedded: dict[str, np.ndarray] = {}
 
     # -- helpers ---------------------------------------------------------------------------------
     def existing(self) -> list[Memory]:
         return list(self.pool.values())
+
+    def prime(self, items: Sequence[ExtractedMemory]) -> None:
+        """Embed the contents of ``items`` not embedded yet, in one call (the embedder's per-call cost
+        dominates for the few short memories a batch yields)."""
+        missing = list(dict.fromkeys(c for c in map(self._content, items) if c not in self._embedded))
+        if missing:
+            vectors = self.engine.embedder.embed_documents(missing)
+            for content, vector in zip(missing, vectors, strict=True):
+                self._embedded[content] = np.asarray(vector, dtype=np.float32)
 
     def _pool_vectors(self) -> dict[str, np.ndarray]:
         if self._vectors is None:
@@ -107,18 +117,16 @@ class Integrator:
             self.pool.pop(m.id, None)
 
     # -- the rules -------------------------------------------------------------------------------
-    def integrate(
-        self, batch: Sequence[Memory], items: Sequence[ExtractedMemory], now: datetime
-    ) -> BatchPlan:
+    def integrate(self, batch: Sequence[Memory], items: Sequence[ExtractedMemory], now: datetime) -> BatchPlan:
         plan = BatchPlan(consolidated=[e.id for e in batch])
         episodes = {e.id: e for e in batch}
         ts = to_ts(now)
         usable = [i for i in items if any(s in episodes for s in i.source_ids)]
         usable.sort(key=lambda i: max(episodes[s].occurred_at for s in i.source_ids if s in episodes))
-        contents = [self._content(i) for i in usable]
-        item_vectors = self.engine.embedder.embed_documents(contents) if contents else np.zeros((0, 1))
-        for item, content, vector in zip(usable, contents, item_vectors, strict=True):
-            self._integrate_one(plan, item, content, np.asarray(vector, dtype=np.float32), episodes, now, ts)
+        self.prime(usable)
+        for item in usable:
+            content = self._content(item)
+            self._integrate_one(plan, item, content, self._embedded[content], episodes, now, ts)
         # Distilled episodes lose some weight (and keep it out of the ranking they no longer need).
         factor = self.config.consolidated_episode_factor
         for episode_id in plan.consolidated:
@@ -225,9 +233,8 @@ class Integrator:
         )
         plan.new[memory.id] = memory
         plan.vectors[memory.id] = vector
-        plan.edges += [
-            Edge(src=memory.id, dst=e.id, kind=EdgeKind.DERIVED_FROM, created_at=now) for e in cited
-        ]
+        plan.vector_sync.add(memory.id)
+        plan.edges += [Edge(src=memory.id, dst=e.id, kind=EdgeKind.DERIVED_FROM, created_at=now) for e in cited]
         for source in sources:
             self.citers[source].add(memory.id)
         self.pool[memory.id] = memory
@@ -280,9 +287,7 @@ class Integrator:
         self._touch(plan, updated)
         for source in sources:
             self.citers[source].add(updated.id)
-        plan.edges += [
-            Edge(src=updated.id, dst=e.id, kind=EdgeKind.DERIVED_FROM, created_at=now) for e in cited
-        ]
+        plan.edges += [Edge(src=updated.id, dst=e.id, kind=EdgeKind.DERIVED_FROM, created_at=now) for e in cited]
         if not item.corroborates:
             plan.merged += 1
 
@@ -303,6 +308,7 @@ class Integrator:
                 }
             ),
         )
+        plan.vector_sync.add(old.id)
         plan.edges.append(Edge(src=new.id, dst=old.id, kind=EdgeKind.SUPERSEDES, created_at=now))
         plan.superseded += 1
         plan.superseded_ids.append(old.id)
@@ -331,6 +337,7 @@ class Integrator:
                     "updated_at": now,
                 }
             )
+            plan.vector_sync.add(episode.id)
             plan.episodes_superseded += 1
 
     # -- write -----------------------------------------------------------------------------------
@@ -355,7 +362,11 @@ class Integrator:
                     [x for mid in plan.consolidated for x in (mid, self.namespace, job_id, ts)],
                 )
             tx.enqueue(
-                [(mid, self.namespace, self._layer_of(plan, mid), t, SYNC) for mid in ids for t in TARGETS],
+                [
+                    (mid, self.namespace, self._layer_of(plan, mid), t, SYNC)
+                    for mid in ids
+                    for t in (TARGETS if mid in plan.vector_sync else (ACTIVATION,))
+                ],
                 ts,
             )
         self.engine.outbox.apply(ids)

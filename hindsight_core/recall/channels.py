@@ -61,12 +61,20 @@ def vector_channel(inp: ChannelInput, vectors: VectorIndex, query_vector: np.nda
     return sorted(hits.items(), key=lambda kv: -kv[1])[: inp.n]
 
 
-def keyword_channel(inp: ChannelInput, query_terms: Sequence[str]) -> Ranked:
-    if not query_terms:
+def keyword_channel(inp: ChannelInput, scores: np.ndarray) -> Ranked:
+    """``scores``: BM25 of every memory of the snapshot (computed once, also used by fusion)."""
+    if not scores.size:
         return []
-    scores = inp.corpus.keyword.scores(query_terms)
-    candidates = [i for i in np.argsort(-scores, kind="stable")[: inp.n * 2] if scores[i] > 0]
-    return _top(inp, candidates, [scores[i] for i in candidates])
+    candidates = [int(i) for i in np.argsort(-scores, kind="stable")[: inp.n * 2] if scores[i] > 0]
+    return _top(inp, candidates, [float(scores[i]) for i in candidates])
+
+
+def profile_channel(inp: ChannelInput, similarities: np.ndarray, domains: set[str]) -> Ranked:
+    """Standing facts (an allergy, a name) whose domain the request falls in, closest first."""
+    if not domains:
+        return []
+    indexes = [i for i, kinds in enumerate(inp.corpus.standing) if domains & set(kinds)]
+    return _top(inp, indexes, similarities[indexes])
 
 
 def temporal_channel(inp: ChannelInput, similarities: np.ndarray) -> Ranked:

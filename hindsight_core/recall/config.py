@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 
@@ -10,14 +12,18 @@ class RecallConfig(BaseModel):
     default_budget_tokens: int = 800
     #: Candidates each channel returns (the issue asks for 20–30).
     per_channel: int = 25
-    #: Reciprocal-rank fusion: ``Σ weight / (rrf_k + rank)``.
+    #: ``"zsum"``: scored channels standardised over the namespace and summed with the weights, set
+    #: channels add their weight to their members. ``"rrf"``: reciprocal-rank fusion
+    #: ``Σ weight / (rrf_k + rank)``. Both measured in docs/benchmarks.md.
+    fusion: Literal["zsum", "rrf"] = "zsum"
     rrf_k: int = 60
     channel_weights: dict[str, float] = Field(
         default_factory=lambda: {
             "vector": 1.0,
             "keyword": 1.0,
             "temporal": 0.6,
-            "entity": 0.3,
+            "entity": 0.4,
+            "profile": 1.0,
             "activation": 0.15,
         }
     )
@@ -28,7 +34,7 @@ class RecallConfig(BaseModel):
     recent_pool: int = 40
     #: Context: a candidate lends this share of its fused score to its neighbouring turns in the session
     #: (an answer usually sits next to the turn that matches the question).
-    context_weight: float = 0.0
+    context_weight: float = 0.4
     #: Final score ``alpha·relevance + beta·importance·decay + gamma·frequency``.
     alpha: float = 1.0
     beta: float = 0.1
@@ -36,12 +42,18 @@ class RecallConfig(BaseModel):
     #: Cross-encoder reranking: a FlagEmbedding reranker name or local path; ``None`` passes scores through.
     reranker: str | None = None
     rerank_top_n: int = 20
-    #: Relevance floor. A candidate is kept when its cosine stands ``floor_z`` standard deviations above
-    #: the query's cosines to a fixed set of unrelated background sentences, or ``floor_z_keyword`` with
-    #: keyword evidence covering ``floor_keyword_coverage`` of the query's term weight.
-    floor_z: float = 4.0
-    floor_z_keyword: float = 2.0
-    floor_keyword_coverage: float = 0.5
+    #: Relevance floor (floor.py). Evidence of a candidate = how many standard deviations its cosine
+    #: stands above the query's cosines to unrelated background sentences of its language, plus
+    #: ``floor_coverage_weight`` × the share of the query's keyword weight it contains. A query returns
+    #: nothing unless some candidate reaches ``floor_anchor`` (less ``floor_history_relief`` with a
+    #: history cue or time expression); then candidates need ``floor_keep``.
+    floor_coverage_weight: float = 3.0
+    floor_anchor: float = 6.0
+    floor_history_relief: float = 1.0
+    floor_keep: float = 4.0
+    #: A query is inside a standing fact's domain (profile.py) when its cosine to one of the domain's
+    #: prototype requests stands this many standard deviations above the background.
+    domain_z: float = 4.0
     #: Each injected memory is cut to this many tokens; each cited source excerpt to fewer.
     max_memory_tokens: int = 160
     source_excerpt_tokens: int = 40

@@ -16,6 +16,7 @@ import numpy as np
 
 from hindsight_core.recall.floor import is_cjk
 from hindsight_core.recall.keyword import KeywordIndex
+from hindsight_core.recall.profile import standing_kinds
 from hindsight_core.store.sql import RelationalStore
 from hindsight_core.types import PERSISTENT_LAYERS, Memory, Status
 
@@ -35,6 +36,12 @@ class Corpus:
     neighbours: list[tuple[int, ...]] = field(default_factory=list)
     #: Whether each memory is mainly Chinese (the relevance floor compares within a language).
     cjk: list[bool] = field(default_factory=list)
+    cjk_mask: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    #: Index of the previous / next memory of the same session, -1 where there is none.
+    previous: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    following: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    #: The standing-fact kinds each memory states (see profile.py).
+    standing: list[tuple[str, ...]] = field(default_factory=list)
 
     @property
     def size(self) -> int:
@@ -117,6 +124,16 @@ class CorpusCache:
             last_in_session[m.session_id] = i
         corpus.neighbours = [tuple(n) for n in neighbours]
         corpus.cjk = [is_cjk(m.content) for m in memories]
+        corpus.cjk_mask = np.asarray(corpus.cjk, dtype=bool)
+        corpus.previous = np.full(len(memories), -1, dtype=np.int64)
+        corpus.following = np.full(len(memories), -1, dtype=np.int64)
+        for i, around in enumerate(neighbours):
+            for j in around:
+                if j < i:
+                    corpus.previous[i] = j
+                else:
+                    corpus.following[i] = j
+        corpus.standing = [standing_kinds(m.content) for m in memories]
         return corpus
 
 

@@ -9,9 +9,14 @@ weight a memory contains) lowers the bar, because two independent signals agreei
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from hindsight_core.recall.config import RecallConfig
 
 #: Unrelated sentences in English and Chinese, the usual material of conversations with an agent.
 BACKGROUND: tuple[str, ...] = (
@@ -114,6 +119,11 @@ class LanguageBaselines:
     def z(self, similarity: float, cjk: bool) -> float:
         return float((self.chinese if cjk else self.english).z(similarity))
 
+    def z_array(self, similarities: np.ndarray, cjk: np.ndarray) -> np.ndarray:
+        english = (similarities - self.english.mean) / self.english.std
+        chinese = (similarities - self.chinese.mean) / self.chinese.std
+        return np.where(cjk, chinese, english)
+
 
 def split_background() -> tuple[list[str], list[str]]:
     english = [s for s in BACKGROUND if not is_cjk(s)]
@@ -127,3 +137,41 @@ def keyword_coverage(weights: dict[str, float], document_terms: frozenset[str]) 
     if total <= 0:
         return 0.0
     return sum(w for t, w in weights.items() if t in document_terms) / total
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What speaks for a candidate, measured on the query alone (no weights, no activation)."""
+
+    z: float
+    coverage: float
+    in_window: bool = False
+    standing: bool = False
+    rerank: float | None = None
+
+    def strength(self, coverage_weight: float) -> float:
+        return self.z + coverage_weight * self.coverage
+
+
+def apply_floor(evidence: Mapping[str, Evidence], cfg: RecallConfig, *, history: bool) -> set[str]:
+    """The candidates that clear the floor.
+
+    Two levels. The query must first be *anchored*: some candidate must carry strong evidence (or a
+    history cue or time expression must point at memories that exist); otherwise nothing is relevant
+    and nothing is returned. Then each candidate must clear a lower bar of its own. Standing facts in
+    the query's domain and memories inside the named time window count as evidence by themselves."""
+    if not evidence:
+        return set()
+    w = cfg.floor_coverage_weight
+    anchor = cfg.floor_anchor - (cfg.floor_history_relief if history else 0.0)
+    anchored = any(
+        e.strength(w) >= anchor or e.standing or e.in_window or (e.rerank is not None and e.rerank >= 0.5)
+        for e in evidence.values()
+    )
+    if not anchored:
+        return set()
+    return {
+        mid for mid, e in evidence.items()
+        if e.strength(w) >= cfg.floor_keep or e.standing or (e.in_window and e.z >= cfg.floor_keep - 2.0)
+        or (e.rerank is not None and e.rerank >= 0.5)
+    }

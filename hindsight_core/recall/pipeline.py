@@ -21,7 +21,9 @@ from hindsight_core.recall.analysis import analyze
 from hindsight_core.recall.budget import pack
 from hindsight_core.recall.corpus import Corpus, CorpusCache, VectorsFor
 from hindsight_core.recall.floor import LanguageBaselines, is_cjk, keyword_coverage, split_background
-from hindsight_core.recall.fusion import route, rrf, spread_to_neighbours
+from hindsight_core.recall.floor import Evidence, apply_floor
+from hindsight_core.recall.fusion import candidate_pool, route, rrf, spread_to_neighbours, zsum
+from hindsight_core.recall.profile import STANDING_KINDS
 from hindsight_core.recall.keyword import tokenize
 from hindsight_core.recall.log import LogEntry, RecallRecorder
 from hindsight_core.recall.rerank import Reranker, rerank
@@ -33,7 +35,7 @@ from hindsight_core.types import Layer, Memory, Status
 from hindsight_core.vectors.base import VectorIndex
 from hindsight_core.write.outbox import OutboxApplier
 
-CHANNELS = ("vector", "keyword", "temporal", "entity", "activation")
+CHANNELS = ("vector", "keyword", "temporal", "entity", "profile", "activation")
 
 
 class RecallPipeline:
@@ -61,6 +63,7 @@ class RecallPipeline:
         self.corpora = CorpusCache(store)
         self.recorder = RecallRecorder(store, outbox, config, lambda: to_ts(now()))
         self._background: tuple[np.ndarray, np.ndarray] | None = None
+        self._prototypes: dict[str, tuple[np.ndarray, list[bool]]] | None = None
         self._lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=3, thread_name_prefix="hindsight-recall")
 
@@ -101,28 +104,43 @@ class RecallPipeline:
         )
         terms = tokenize(query)
         # 2. channels, concurrently: keyword and activation need no query vector
-        keyword = self._pool.submit(ch.keyword_channel, inp, terms)
+        bm25 = self._pool.submit(corpus.keyword.scores, terms)
         rates = {layer: self.config.activation.rate(layer) for layer in Layer}
         heat = self._pool.submit(ch.activation_channel, inp, self.activation, rates)
         query_vector = embedding.result()
         vector = self._pool.submit(ch.vector_channel, inp, self.vectors, query_vector)
         similarities = corpus.vectors @ query_vector
+        english, chinese = self.background()
+        base = LanguageBaselines(query_vector, english, chinese)
+        z_background = base.z_array(similarities, corpus.cjk_mask)
+        domains = self._domains(query_vector, base)
+        keyword_scores = bm25.result()
         rankings: dict[str, ch.Ranked] = {
+            "vector": vector.result(),
+            "keyword": ch.keyword_channel(inp, keyword_scores),
             "temporal": ch.temporal_channel(inp, similarities),
             "entity": ch.entity_channel(inp, similarities),
-            "keyword": keyword.result(),
+            "profile": ch.profile_channel(inp, similarities, domains),
             "activation": heat.result(),
-            "vector": vector.result(),
         }
         # 3. fuse, with routing and conversational context
         weights = route(cfg.channel_weights, analysis, cfg.history_boost)
-        fused = rrf(rankings, weights, cfg.rrf_k)
-        if cfg.context_weight > 0:
-            neighbours = {
-                corpus.memories[i].id: [corpus.memories[j].id for j in corpus.neighbours[i]]
-                for i in (corpus.position[mid] for mid in fused)
-            }
-            fused = spread_to_neighbours(fused, neighbours, cfg.context_weight)
+        pool = candidate_pool(rankings, corpus)
+        if cfg.fusion == "rrf":
+            fused = rrf(rankings, weights, cfg.rrf_k)
+            if cfg.context_weight > 0:
+                neighbours = {
+                    corpus.memories[i].id: [corpus.memories[j].id for j in corpus.neighbours[i]]
+                    for i in (corpus.position[mid] for mid in fused)
+                }
+                fused = spread_to_neighbours(fused, neighbours, cfg.context_weight)
+        else:
+            membership = {name: [corpus.position[mid] for mid, _ in ranked] for name, ranked in rankings.items()}
+            combined = zsum(
+                {"vector": similarities, "keyword": keyword_scores}, membership, weights, corpus.size,
+                context=cfg.context_weight, previous=corpus.previous, following=corpus.following,
+            )
+            fused = {corpus.memories[i].id: float(combined[i]) for i in pool}
         ordered = sorted(fused.items(), key=lambda kv: -kv[1])[: max(cfg.per_channel * 2, k * 4)]
         # fresh rows: activation moved since the snapshot, and a lifecycle run may have superseded one
         fresh = self.store.get_many(mid for mid, _ in ordered)
@@ -130,34 +148,37 @@ class RecallPipeline:
         # 4. rerank
         texts = [(mid, fresh[mid].content) for mid, _ in ordered]
         reranked = rerank(self.reranker, query, texts, cfg.rerank_top_n)
-        # 7. floor (evidence measured on the query itself, before weights and activation)
-        base = LanguageBaselines(query_vector, *self.background())
+        # 7. floor: evidence measured on the query itself, before weights and activation
         weights_by_term = {t: corpus.keyword.smooth_idf(t) for t in set(terms)}
-        keep: list[tuple[str, float]] = []
-        evidence: dict[str, tuple[float, float]] = {}
         window = analysis.time_window
-        for mid, score in ordered:
+        evidence: dict[str, Evidence] = {}
+        for mid, _ in ordered:
             i = corpus.position.get(mid)
             memory = fresh[mid]
-            sim = float(similarities[i]) if i is not None else float(self._similarity(memory, query_vector))
-            z = base.z(sim, corpus.cjk[i] if i is not None else is_cjk(memory.content))
-            cover = keyword_coverage(weights_by_term, corpus.keyword.terms[i]) if i is not None else 0.0
+            if i is None:  # the successor of a superseded candidate, outside this snapshot
+                sim = self._similarity(memory, query_vector)
+                z, cover, standing = base.z(sim, is_cjk(memory.content)), 0.0, False
+            else:
+                z = float(z_background[i])
+                cover = keyword_coverage(weights_by_term, corpus.keyword.terms[i])
+                standing = bool(domains & set(corpus.standing[i]))
             in_window = window is not None and window.start <= memory.occurred_at < window.end
-            evidence[mid] = (z, cover)
-            if self._passes(z, cover, in_window, reranked.get(mid) if reranked else None):
-                keep.append((mid, score))
+            evidence[mid] = Evidence(z=z, coverage=cover, in_window=in_window, standing=standing,
+                                     rerank=reranked.get(mid) if reranked else None)
+        kept = apply_floor(evidence, cfg, history=bool(analysis.history_cues or window))
+        keep = [(mid, score) for mid, score in ordered if mid in kept]
         if not keep:
             result = self.empty(query, namespace, analysis)
             self._record(result, session_id, now, rankings, [], {})
             return result
         # 5. final score
-        top_fused = max(score for _, score in keep)
+        top_fused = max(max(score for _, score in keep), 1e-9)
         max_access = max(fresh[mid].access_count for mid, _ in keep)
         now_ts = to_ts(now)
         scored: list[RecallHit] = []
         for mid, score in keep:
             memory = fresh[mid]
-            relevance = reranked[mid] if reranked and mid in reranked else score / top_fused
+            relevance = reranked[mid] if reranked and mid in reranked else max(score, 0.0) / top_fused
             if reranked and mid not in reranked:
                 relevance *= min(reranked.values(), default=1.0)
             total, salience, frequency = final_score(
@@ -167,11 +188,11 @@ class RecallPipeline:
             per_channel = {
                 name: s for name in CHANNELS for (other, s) in rankings.get(name, []) if other == mid
             }
-            z, cover = evidence[mid]
+            ev = evidence[mid]
             scored.append(
                 RecallHit(
                     memory=memory, score=total, channels=per_channel,
-                    reason=self._reason(per_channel, rankings, mid, z, cover, replaced.get(mid), reranked),
+                    reason=self._reason(rankings, mid, ev, replaced.get(mid)),
                 )
             )
         scored.sort(key=lambda h: -h.score)
@@ -192,13 +213,22 @@ class RecallPipeline:
         vector = self.outbox.vectors_for([memory])[memory.id]
         return float(np.asarray(vector, dtype=np.float32) @ query_vector)
 
-    def _passes(self, z: float, coverage: float, in_window: bool, rerank_score: float | None) -> bool:
-        cfg = self.config.recall
-        if z >= cfg.floor_z:
-            return True
-        if z >= cfg.floor_z_keyword and (coverage >= cfg.floor_keyword_coverage or in_window):
-            return True
-        return rerank_score is not None and rerank_score >= 0.5 and z >= cfg.floor_z_keyword
+    def _domains(self, query_vector: np.ndarray, base: LanguageBaselines) -> set[str]:
+        """The standing-fact kinds whose domain the query falls in."""
+        with self._lock:
+            if self._prototypes is None:
+                self._prototypes = {
+                    kind.name: (self.embedder.embed_documents(list(kind.domain)), [is_cjk(t) for t in kind.domain])
+                    for kind in STANDING_KINDS
+                }
+            prototypes = self._prototypes
+        threshold = self.config.recall.domain_z
+        found: set[str] = set()
+        for name, (vectors, cjk) in prototypes.items():
+            z = base.z_array(vectors @ query_vector, np.asarray(cjk, dtype=bool))
+            if float(z.max()) >= threshold:
+                found.add(name)
+        return found
 
     def _live(
         self, ordered: list[tuple[str, float]], fresh: dict[str, Memory]
@@ -224,10 +254,7 @@ class RecallPipeline:
         return sorted(out.items(), key=lambda kv: -kv[1]), replaced
 
     @staticmethod
-    def _reason(
-        per_channel: dict[str, float], rankings: dict[str, ch.Ranked], mid: str, z: float, cover: float,
-        replaced: str | None, reranked: dict[str, float] | None,
-    ) -> str:
+    def _reason(rankings: dict[str, ch.Ranked], mid: str, ev: Evidence, replaced: str | None) -> str:
         parts = []
         for name, ranked in rankings.items():
             for rank, (other, score) in enumerate(ranked, start=1):
@@ -236,9 +263,13 @@ class RecallPipeline:
                     break
         if not parts:
             parts.append("next to a matching turn")
-        text = "; ".join(parts) + f"; evidence z={z:.1f}, keyword coverage={cover:.2f}"
-        if reranked and mid in reranked:
-            text += f"; reranker {reranked[mid]:.2f}"
+        text = "; ".join(parts) + f"; evidence z={ev.z:.1f}, keyword coverage={ev.coverage:.2f}"
+        if ev.standing:
+            text += "; standing fact for this kind of request"
+        if ev.in_window:
+            text += "; inside the time window"
+        if ev.rerank is not None:
+            text += f"; reranker {ev.rerank:.2f}"
         if replaced:
             text += f"; replaces superseded {replaced}"
         return text

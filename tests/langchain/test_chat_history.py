@@ -118,15 +118,14 @@ def test_runnable_with_message_history_sees_the_stable_log(hs: Hindsight, ns: st
     def get(session_id: str) -> HindsightChatMessageHistory:
         return histories.setdefault(session_id, HindsightChatMessageHistory(ns, session_id, engine=hs))
 
-    chain = RunnableWithMessageHistory(
-        prompt | model, get, input_messages_key="input", history_messages_key="history"
-    )
+    chain = RunnableWithMessageHistory(prompt | model, get, input_messages_key="input", history_messages_key="history")
     config = {"configurable": {"session_id": "chat-1"}}
     chain.invoke({"input": "I'm Ana."}, config=config)
     chain.invoke({"input": "Who am I?"}, config=config)
-    assert [m.content for m in model.prompts[1]] == [
-        "Be brief.", "I'm Ana.", "Nice to meet you, Ana.", "Who am I?"
-    ]
+    assert [m.content for m in model.prompts[1]] == ["Be brief.", "I'm Ana.", "Nice to meet you, Ana.", "Who am I?"]
     assert [m.content for m in get("chat-1").messages] == [
-        "I'm Ana.", "Nice to meet you, Ana.", "Who am I?", "You are Ana."
+        "I'm Ana.",
+        "Nice to meet you, Ana.",
+        "Who am I?",
+        "You are Ana.",
     ]

@@ -30,8 +30,15 @@ async def test_afind_is_the_same_read(hs: Hindsight, ns: str) -> None:
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"layer": "nope"}, {"kind": "nope"}, {"status": "nope"}, {"limit": 0}, {"limit": True},
-     {"source_ids": "key-1"}, {"session_id": ""}],
+    [
+        {"layer": "nope"},
+        {"kind": "nope"},
+        {"status": "nope"},
+        {"limit": 0},
+        {"limit": True},
+        {"source_ids": "key-1"},
+        {"session_id": ""},
+    ],
 )
 def test_find_refuses_bad_input(hs: Hindsight, ns: str, kwargs: dict[str, object]) -> None:
     with pytest.raises(InvalidInputError):

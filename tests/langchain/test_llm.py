@@ -25,8 +25,9 @@ def _episode(mid: str, text: str) -> Memory:
     return Memory(id=mid, namespace="user:1", content=text, occurred_at=NOW, created_at=NOW, updated_at=NOW)
 
 
-REPLY = {"memories": [{"kind": "fact", "content": "The user is allergic to peanuts.", "importance": 5,
-                       "source_ids": ["E1"]}]}
+REPLY = {
+    "memories": [{"kind": "fact", "content": "The user is allergic to peanuts.", "importance": 5, "source_ids": ["E1"]}]
+}
 
 
 def test_text_model_reply_is_validated_json() -> None:

@@ -117,7 +117,8 @@ def test_llm_chain_with_messages_placeholder(hs: Hindsight, ns: str) -> None:
     sent = model.prompts[0]
     assert isinstance(sent[1], SystemMessage) and "I work as a nurse in Lyon." in sent[1].content
     assert _contents([sent[0], *sent[2:]]) == [
-        ("system", "You are a helpful assistant."), ("human", "Where do I work as a nurse?")
+        ("system", "You are a helpful assistant."),
+        ("human", "Where do I work as a nurse?"),
     ]
 
 
@@ -131,7 +132,8 @@ def test_fields_defaults_and_variables_match(hs: Hindsight, ns: str) -> None:
     messages = HindsightMemory(namespace=ns, engine=hs, return_messages=True)
     assert messages.load_memory_variables({"input": "x"}) == {"history": []}
     assert HindsightMemory(namespace=ns, engine=hs, context_key="hindsight_context").memory_variables == [
-        "history", "hindsight_context"
+        "history",
+        "hindsight_context",
     ]
 
 
@@ -212,3 +214,40 @@ def test_a_malformed_namespace_is_refused(hs: Hindsight) -> None:
 
     with pytest.raises(InvalidInputError):
         HindsightMemory(namespace="two words", engine=hs)
+
+
+def test_an_ended_session_is_consolidated_into_facts_citing_their_episodes(hs: Hindsight, ns: str) -> None:
+    monday = HindsightMemory(namespace=ns, engine=hs, session_id="monday")
+    monday.save_context({"input": "I'm allergic to peanuts."}, {"output": "Noted."})
+    monday.end_session()
+    assert hs.wait_for_consolidation(timeout=60)
+    episode = hs.find(ns, session_id="monday")[0]
+    facts = HindsightMemory(namespace=ns, engine=hs, layers=["semantic"], context_key="facts")
+    loaded = facts.load_memory_variables({"input": "what about my peanuts allergy"})
+    hit = facts.last_recall.hits[0]  # type: ignore[union-attr]
+    assert hit.memory.layer.value == "semantic" and episode.id in hit.memory.source_ids
+    assert [s.id for s in hit.sources] == [episode.id]
+    assert hit.memory.content in loaded["facts"]
+
+
+def test_without_an_engine_the_process_wide_default_is_shared(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any, ns: str
+) -> None:
+    from hindsight_langchain import HindsightRetriever, HindsightStore
+
+    monkeypatch.setenv("HINDSIGHT_PATH", str(tmp_path / "default"))
+    memory = HindsightMemory(namespace=ns)
+    try:
+        assert memory.hindsight.path == tmp_path / "default"
+        assert HindsightStore().engine is memory.hindsight
+        assert HindsightRetriever(namespace=ns).hindsight is memory.hindsight
+        memory.save_context({"input": "hello there"}, {"output": "hi"})
+        assert [m.content for m in memory.hindsight.find(ns)] == ["hello there", "hi"]
+    finally:
+        memory.hindsight.close()
+
+
+def test_a_very_long_input_works_as_with_the_reference(hs: Hindsight, ns: str) -> None:
+    long_input = "Tell me about my trip. " * 500  # longer than recall accepts as a query
+    ours, ref = HindsightMemory(namespace=ns, engine=hs), _buffer_memory()
+    assert ours.load_memory_variables({"input": long_input}) == ref.load_memory_variables({"input": long_input})

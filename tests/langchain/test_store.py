@@ -218,3 +218,25 @@ def test_create_agent_tools_read_and_write_it(store: HindsightStore) -> None:
     out = agent.invoke({"messages": [{"role": "user", "content": "I prefer dark mode"}]}, context=Ctx("ana"))
     assert out["messages"][-1].content == "Saved your preference."
     assert store.get(("prefs", "ana"), "p1").value == {"content": "Dark mode"}  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_langmem_memory_tools_work_on_it(store: HindsightStore, mode: str) -> None:
+    from langmem import create_manage_memory_tool, create_search_memory_tool
+
+    ns = ("memories", "ana")
+    manage = create_manage_memory_tool(ns, store=store)
+    search = create_search_memory_tool(ns, store=store)
+
+    async def run(tool: Any, args: dict[str, Any]) -> Any:
+        return tool.invoke(args) if mode == "sync" else await tool.ainvoke(args)
+
+    created = await run(manage, {"content": "Ana prefers window seats", "action": "create"})
+    key = created.split()[-1]
+    found = json.loads(await run(search, {"query": "which seats does Ana prefer"}))
+    assert [(f["key"], f["value"]) for f in found] == [(key, {"content": "Ana prefers window seats"})]
+    assert isinstance(found[0]["score"], float)
+    await run(manage, {"content": "Ana prefers aisle seats", "action": "update", "id": key})
+    assert store.get(ns, key).value == {"content": "Ana prefers aisle seats"}  # type: ignore[union-attr]
+    await run(manage, {"action": "delete", "id": key})
+    assert store.get(ns, key) is None and store.search(("memories",)) == []

@@ -15,7 +15,8 @@ from hindsight_core.embeddings.e5 import E5Embedder
 def shared_hs(tmp_path_factory: pytest.TempPathFactory, embedder: E5Embedder) -> Iterator[Hindsight]:
     """One engine per test module for tests that only need isolation by namespace (cheaper than one per
     test on a 2-core machine)."""
-    hs = Hindsight(tmp_path_factory.mktemp("li") / "data", embedder=embedder)
+    # Consolidation runs only when a test asks for it, so no background job changes what a test reads.
+    hs = Hindsight(tmp_path_factory.mktemp("li") / "data", embedder=embedder, background_consolidation=False)
     yield hs
     hs.close()
 

@@ -121,9 +121,7 @@ async def _aapply(store: Any, op: tuple[Any, ...]) -> Any:
 
 
 @pytest.mark.parametrize("sequence", SEQUENCES)
-def test_differential_against_simple_chat_store(
-    shared_hs: Hindsight, sequence: list[tuple[Any, ...]]
-) -> None:
+def test_differential_against_simple_chat_store(shared_hs: Hindsight, sequence: list[tuple[Any, ...]]) -> None:
     ours = HindsightChatStore.from_defaults(namespace=_ns(), engine=shared_hs)
     reference = SimpleChatStore()
     for step, op in enumerate(sequence):
@@ -248,6 +246,8 @@ def test_bad_keys_and_namespaces_raise_and_change_nothing(shared_hs: Hindsight) 
         store.add_message("", _msg(1))
     with pytest.raises(InvalidInputError):
         store.set_messages("k" * 201, [_msg(1)])
+    with pytest.raises(InvalidInputError):
+        store.add_message("k", "not a ChatMessage")  # type: ignore[arg-type]
     assert store.get_keys() == []
     with pytest.raises(InvalidInputError):
         HindsightChatStore.from_defaults(namespace="not a namespace", engine=shared_hs)
@@ -258,3 +258,13 @@ def test_namespaces_are_walls(shared_hs: Hindsight) -> None:
     b = HindsightChatStore.from_defaults(namespace=_ns(), engine=shared_hs)
     a.add_message("same-key", _msg(1))
     assert b.get_messages("same-key") == [] and b.get_keys() == []
+
+
+def test_concurrent_appends_lose_nothing(shared_hs: Hindsight) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    store = HindsightChatStore.from_defaults(namespace=_ns(), engine=shared_hs, record_episodes=False)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        list(pool.map(lambda i: store.add_message("k", _msg(i)), range(24)))
+    contents = [m.content for m in store.get_messages("k")]
+    assert sorted(contents) == sorted(_msg(i).content for i in range(24))

@@ -97,9 +97,7 @@ def _scripted_extraction(messages: Any, **kwargs: Any) -> ChatMessage:
 
 def test_llamaindex_llm_drives_consolidation(fresh_path: Path, embedder: E5Embedder) -> None:
     llm = MockFunctionCallingLLM(is_chat_model=True, response_generator=_scripted_extraction)
-    with Hindsight(
-        fresh_path, embedder=embedder, extractor=llm_extractor(llm), background_consolidation=False
-    ) as hs:
+    with Hindsight(fresh_path, embedder=embedder, extractor=llm_extractor(llm), background_consolidation=False) as hs:
         episode = hs.record(FACT, "user:1", session_id="s")
         report = hs.consolidate("user:1")
         assert report.status == "done" and report.created == 1
@@ -128,7 +126,16 @@ def test_missing_llama_index_names_the_extra() -> None:
         "else:\n"
         "    print('imported')\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
-    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.startswith("MissingExtraError") and "hindsight-memory[llamaindex]" in out.stdout
+
+
+def test_retriever_nodes_of_distilled_memories_cite_their_episodes(shared_hs: Hindsight) -> None:
+    ns = _ns()
+    episode = shared_hs.record("I'm allergic to peanuts", ns, session_id="s1")
+    assert shared_hs.consolidate(ns).created >= 1
+    nodes = HindsightRetriever(ns, engine=shared_hs, layers=["semantic"]).retrieve("What am I allergic to?")
+    assert nodes, "the distilled fact was not recalled"
+    meta = nodes[0].node.metadata
+    assert meta["layer"] == "semantic" and episode.id in meta["source_ids"]
+    assert any("peanuts" in s for s in meta["sources"])

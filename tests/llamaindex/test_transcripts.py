@@ -15,9 +15,7 @@ def test_missing_empty_and_ordered(engine: Hindsight) -> None:
     assert engine.edit_transcript("user:1", "chat", lambda cur: [] if cur is None else cur) == []
     assert engine.transcript("user:1", "chat") == []  # an existing key may hold nothing
     for i in range(3):
-        engine.edit_transcript(
-            "user:1", "chat", lambda cur, i=i: [*(cur or []), {"i": i, "text": f"第{i}条"}]
-        )
+        engine.edit_transcript("user:1", "chat", lambda cur, i=i: [*(cur or []), {"i": i, "text": f"第{i}条"}])
     assert engine.transcript("user:1", "chat") == [
         {"i": 0, "text": "第0条"},
         {"i": 1, "text": "第1条"},
