@@ -45,15 +45,17 @@ class RecallConfig(BaseModel):
     #: Relevance floor (floor.py). Evidence of a candidate = how many standard deviations its cosine
     #: stands above the query's cosines to unrelated background sentences of its language, plus
     #: ``floor_coverage_weight`` × the share of the query's keyword weight it contains. A query returns
-    #: nothing unless some candidate reaches ``floor_anchor`` (less ``floor_history_relief`` with a
-    #: history cue or time expression); then candidates need ``floor_keep``.
+    #: nothing unless some candidate reaches ``floor_anchor_base + floor_anchor_spread·sqrt(2 ln n)``
+    #: for a namespace of n memories (less ``floor_history_relief`` with a history cue or a time
+    #: expression); then each candidate needs that bar less ``floor_keep_margin``.
     floor_coverage_weight: float = 3.0
-    floor_anchor: float = 6.0
+    floor_anchor_base: float = 3.0
+    floor_anchor_spread: float = 0.87
     floor_history_relief: float = 1.0
-    floor_keep: float = 4.0
+    floor_keep_margin: float = 2.0
     #: A query is inside a standing fact's domain (profile.py) when its cosine to one of the domain's
     #: prototype requests stands this many standard deviations above the background.
-    domain_z: float = 4.0
+    domain_z: float = 4.5
     #: Each injected memory is cut to this many tokens; each cited source excerpt to fewer.
     max_memory_tokens: int = 160
     source_excerpt_tokens: int = 40

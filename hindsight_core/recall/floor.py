@@ -8,6 +8,7 @@ weight a memory contains) lowers the bar, because two independent signals agreei
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -153,7 +154,16 @@ class Evidence:
         return self.z + coverage_weight * self.coverage
 
 
-def apply_floor(evidence: Mapping[str, Evidence], cfg: RecallConfig, *, history: bool) -> set[str]:
+def anchor_threshold(cfg: RecallConfig, size: int) -> float:
+    """The evidence a query's best candidate needs, for a namespace of ``size`` memories.
+
+    The best of ``n`` unrelated memories lies about ``sqrt(2 ln n)`` standard deviations out (the
+    expected maximum of ``n`` draws), so a fixed bar is either too low for a large namespace (noise
+    passes) or too high for a small one (a real match fails). The bar grows with that maximum."""
+    return cfg.floor_anchor_base + cfg.floor_anchor_spread * math.sqrt(2.0 * math.log(max(size, 1)))
+
+
+def apply_floor(evidence: Mapping[str, Evidence], cfg: RecallConfig, *, history: bool, size: int) -> set[str]:
     """The candidates that clear the floor.
 
     Two levels. The query must first be *anchored*: some candidate must carry strong evidence (or a
@@ -163,7 +173,9 @@ def apply_floor(evidence: Mapping[str, Evidence], cfg: RecallConfig, *, history:
     if not evidence:
         return set()
     w = cfg.floor_coverage_weight
-    anchor = cfg.floor_anchor - (cfg.floor_history_relief if history else 0.0)
+    bar = anchor_threshold(cfg, size)
+    anchor = bar - (cfg.floor_history_relief if history else 0.0)
+    keep = bar - cfg.floor_keep_margin
     anchored = any(
         e.strength(w) >= anchor or e.standing or e.in_window or (e.rerank is not None and e.rerank >= 0.5)
         for e in evidence.values()
@@ -172,6 +184,6 @@ def apply_floor(evidence: Mapping[str, Evidence], cfg: RecallConfig, *, history:
         return set()
     return {
         mid for mid, e in evidence.items()
-        if e.strength(w) >= cfg.floor_keep or e.standing or (e.in_window and e.z >= cfg.floor_keep - 2.0)
+        if e.strength(w) >= keep or e.standing or (e.in_window and e.strength(w) >= keep - 2.0)
         or (e.rerank is not None and e.rerank >= 0.5)
     }

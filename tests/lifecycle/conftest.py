@@ -31,9 +31,7 @@ def make_engine(tmp_path: Path, clock: Any, embedder: Any) -> Iterator[Callable[
     engines: list[Hindsight] = []
 
     def make(config: HindsightConfig | None = None, **kwargs: Any) -> Hindsight:
-        hs = Hindsight(
-            tmp_path / f"data{len(engines)}", clock=clock, embedder=embedder, config=config, **kwargs
-        )
+        hs = Hindsight(tmp_path / f"data{len(engines)}", clock=clock, embedder=embedder, config=config, **kwargs)
         engines.append(hs)
         return hs
 

@@ -58,9 +58,7 @@ def test_record_never_waits_for_consolidation(make_engine: Callable[..., Hindsig
     assert extractor.started.wait(60)
     # the worker is mid-extraction; record() and consolidation stats still answer
     done = threading.Event()
-    threading.Thread(
-        target=lambda: (hs.record("I like jazz.", "user:r", session_id="s2"), done.set())
-    ).start()
+    threading.Thread(target=lambda: (hs.record("I like jazz.", "user:r", session_id="s2"), done.set())).start()
     assert done.wait(60), "record() blocked behind a running consolidation"
     assert hs.stats("user:r").namespaces["user:r"].consolidation_jobs["running"] == 1
     extractor.release.set()
@@ -69,9 +67,7 @@ def test_record_never_waits_for_consolidation(make_engine: Callable[..., Hindsig
 
 
 def test_background_off_means_on_demand_only(make_engine: Callable[..., Hindsight]) -> None:
-    hs = make_engine(
-        HindsightConfig(lifecycle=LifecycleConfig(consolidate_every=1)), background_consolidation=False
-    )
+    hs = make_engine(HindsightConfig(lifecycle=LifecycleConfig(consolidate_every=1)), background_consolidation=False)
     hs.record("I prefer tea.", "user:o", session_id="s1")
     assert hs.wait_for_consolidation(timeout=5)
     assert _semantic(hs, "user:o") == []

@@ -19,9 +19,7 @@ def test_new_value_supersedes_old_and_takes_its_stale_episodes_along(engine: Hin
     old_user = engine.record("我们这个项目的预算上限是3万元。", "user:liu", session_id="s1", source_id="D1:1")
     old_bot = engine.record("明白，预算上限3万元。", "user:liu", session_id="s1", role="assistant")
     clock.advance(days=19)
-    new_user = engine.record(
-        "跟你说一下，预算调整了，上限改成5万元。", "user:liu", session_id="s2", source_id="D2:1"
-    )
+    new_user = engine.record("跟你说一下，预算调整了，上限改成5万元。", "user:liu", session_id="s2", source_id="D2:1")
     report = engine.consolidate("user:liu")
 
     assert (report.status, report.created, report.superseded, report.episodes_superseded) == ("done", 2, 1, 2)
@@ -41,9 +39,7 @@ def test_new_value_supersedes_old_and_takes_its_stale_episodes_along(engine: Hin
         assert episode is not None
         assert episode.status == Status.SUPERSEDED and episode.superseded_by == new.id
     # out of the indexes: neither the old fact nor its episodes can be found by vector search any more
-    held = engine.vectors.ids(Layer.SEMANTIC.value, "user:liu") | engine.vectors.ids(
-        Layer.EPISODIC.value, "user:liu"
-    )
+    held = engine.vectors.ids(Layer.SEMANTIC.value, "user:liu") | engine.vectors.ids(Layer.EPISODIC.value, "user:liu")
     assert old.id not in held and old_user.id not in held and new.id in held
 
 

@@ -30,9 +30,7 @@ def test_valid_reply_is_written_with_citations(make_engine: Callable[..., Hindsi
 
     llm = ScriptedLLM([])
     hs = make_engine(extractor=LLMExtractor(llm))
-    episode = hs.record(
-        "I can't eat peanuts, they make me really sick.", "user:p", session_id="s1", source_id="D1:1"
-    )
+    episode = hs.record("I can't eat peanuts, they make me really sick.", "user:p", session_id="s1", source_id="D1:1")
     llm.model.messages = iter(
         [
             AIMessage(
@@ -80,9 +78,7 @@ def test_prose_around_json_is_accepted(make_engine: Callable[..., Hindsight]) ->
     hs, _llm, _eid = _engine_with(
         make_engine,
         lambda eid: [
-            "Sure! Here is what I extracted:\n```json\n"
-            + _reply([_ok(eid)])
-            + "\n```\nLet me know if you need more."
+            "Sure! Here is what I extracted:\n```json\n" + _reply([_ok(eid)]) + "\n```\nLet me know if you need more."
         ],
     )
     report = hs.consolidate("user:q")
@@ -93,9 +89,7 @@ def test_missing_fields_are_retried_with_the_validation_error(make_engine: Calla
     hs, llm, _eid = _engine_with(
         make_engine,
         lambda eid: [
-            _reply(
-                [{"kind": "event", "content": "The user chose blue", "source_ids": [eid]}]
-            ),  # no importance
+            _reply([{"kind": "event", "content": "The user chose blue", "source_ids": [eid]}]),  # no importance
             _reply([_ok(eid)]),
         ],
     )
@@ -110,14 +104,10 @@ def test_wrong_types_and_garbage_fail_the_job_and_write_nothing(
     hs, _llm, _eid = _engine_with(
         make_engine,
         lambda eid: [
-            _reply(
-                [{"kind": "event", "content": "x", "importance": "high", "source_ids": eid}]
-            ),  # wrong types
+            _reply([{"kind": "event", "content": "x", "importance": "high", "source_ids": eid}]),  # wrong types
             _reply([{"kind": "opinion", "content": "x", "importance": 3, "source_ids": [eid]}]),  # bad kind
             "I'm sorry, I cannot help with that.",  # garbage
-            _reply(
-                [_ok(eid, "ghost"), {"kind": "fact", "content": "half", "importance": 9, "source_ids": [eid]}]
-            ),
+            _reply([_ok(eid, "ghost"), {"kind": "fact", "content": "half", "importance": 9, "source_ids": [eid]}]),
             _reply([_ok(eid)]),
         ],
     )
@@ -217,3 +207,34 @@ def test_procedures_paraphrases_and_supersedes(make_engine: Callable[..., Hindsi
     assert merged is not None and merged.source_ids == [b.id, c.id]  # near-duplicate folded in
     old = hs.get(procedure.id)
     assert old is not None and old.status == Status.SUPERSEDED
+
+
+def test_rate_limiter_caps_calls_per_minute() -> None:
+    from hindsight_core.lifecycle.extractors import RateLimiter
+
+    now = [0.0]
+    slept: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        now[0] += seconds
+
+    limiter = RateLimiter(2, monotonic=lambda: now[0], sleep=sleep)
+    assert limiter.acquire() == 0.0
+    now[0] = 10.0
+    assert limiter.acquire() == 0.0
+    now[0] = 15.0
+    assert limiter.acquire() == 45.0  # the third call waits until the first leaves the 60 s window
+    assert slept == [45.0]
+
+
+def test_engine_config_fills_the_extractor_caps(make_engine: Callable[..., Hindsight]) -> None:
+    from hindsight_core import HindsightConfig
+    from hindsight_core.lifecycle.config import LifecycleConfig
+
+    extractor = LLMExtractor(ScriptedLLM([]))
+    make_engine(
+        HindsightConfig(lifecycle=LifecycleConfig(llm_calls_per_minute=7, llm_max_retries=4)), extractor=extractor
+    )
+    assert extractor.max_retries == 4
+    assert extractor.limiter is not None and extractor.limiter.per_minute == 7

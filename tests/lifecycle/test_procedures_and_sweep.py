@@ -69,9 +69,7 @@ def test_idle_memories_go_cold_then_to_the_archive_and_come_back(engine: Hindsig
     path = Path(report.archives["user:s"])
     assert path == engine.archive_path("user:s") and path.parent == engine.path / "archive"
     (line,) = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
-    assert (
-        line["memory"]["content"] == "We talked about the weather in Oslo." and line["external_id"] == "D1:1"
-    )
+    assert line["memory"]["content"] == "We talked about the weather in Oslo." and line["external_id"] == "D1:1"
     assert engine.get(other.id) is not None  # the other namespace was not swept this time
     assert engine.get(kept.id) is not None and engine.get(kept.id).status == Status.ACTIVE  # type: ignore[union-attr]
 
@@ -130,3 +128,13 @@ def test_forget_namespace_removes_jobs_and_archive(engine: Hindsight, clock) -> 
     engine.forget_namespace("user:f")
     assert not engine.archive_path("user:f").exists()
     assert engine.store.query("SELECT COUNT(*) FROM consolidation_jobs WHERE namespace = 'user:f'")[0][0] == 0
+
+
+async def test_async_twins_sweep_restore_and_feedback(engine: Hindsight, clock) -> None:
+    procedure = await engine.aadd_procedure("backup fails", ["check disk", "retry"], "user:as")
+    assert (await engine.afeedback(procedure.id, True)).metadata["confidence"] > 0.5
+    episode = await engine.arecord("an idle note", "user:as")
+    clock.advance(days=200)
+    report = await engine.asweep()
+    assert report.archived_ids == [episode.id]
+    assert await engine.arestore(report.archives["user:as"]) == 1

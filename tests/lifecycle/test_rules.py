@@ -26,9 +26,7 @@ def _episode(text: str, role: str = "user", i: int = 0) -> Memory:
 
 
 def _extract(*texts: str, role: str = "user") -> list[tuple[str, str]]:
-    result = RuleExtractor().extract(
-        [_episode(t, role, i) for i, t in enumerate(texts)], ExtractionContext("user:t")
-    )
+    result = RuleExtractor().extract([_episode(t, role, i) for i, t in enumerate(texts)], ExtractionContext("user:t"))
     return [(m.kind, m.content) for m in result.memories]
 
 
@@ -69,10 +67,7 @@ def test_patterns_yield_atomic_third_person_memories(text: str, expected: list[t
 
 
 def test_questions_and_small_talk_yield_nothing() -> None:
-    assert (
-        _extract("你喜欢什么电影？", "Do you remember what I asked you to call me?", "好的", "ok thanks")
-        == []
-    )
+    assert _extract("你喜欢什么电影？", "Do you remember what I asked you to call me?", "好的", "ok thanks") == []
 
 
 def test_assistant_turns_only_corroborate_and_cite_their_episode() -> None:
@@ -84,16 +79,12 @@ def test_assistant_turns_only_corroborate_and_cite_their_episode() -> None:
     assert len(result.memories) == 1
     fact = result.memories[0]
     assert fact.source_ids == ["e0", "e1"] and not fact.corroborates
-    alone = RuleExtractor().extract(
-        [_episode("好的王磊，我记住了你对花生过敏。", "assistant")], ExtractionContext("u")
-    )
+    alone = RuleExtractor().extract([_episode("好的王磊，我记住了你对花生过敏。", "assistant")], ExtractionContext("u"))
     assert [m.corroborates for m in alone.memories] == [True]
 
 
 def test_named_speakers_are_the_subject() -> None:
-    result = RuleExtractor().extract(
-        [_episode("I live in Boston now.", role="Caroline")], ExtractionContext("u")
-    )
+    result = RuleExtractor().extract([_episode("I live in Boston now.", role="Caroline")], ExtractionContext("u"))
     assert [m.content for m in result.memories] == ["Caroline lives in Boston"]
     assert result.memories[0].slot == "caroline:home"
 
