@@ -26,15 +26,14 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hindsight_core import Hindsight  # noqa: E402
-from hindsight_core.recall.keyword import KeywordIndex, tokenize  # noqa: E402
+from hindsight_core import Hindsight
+from hindsight_core.recall.keyword import KeywordIndex, tokenize
 
 SYSTEMS = ("hindsight", "vector", "bm25", "recency")
 
@@ -210,7 +209,8 @@ def run(conversations: list[Conversation], ks: Sequence[int], workdir: Path, pro
         dia = {m.id: m.source_ids for m in memories}
         bm25 = KeywordIndex([m.content for m in memories])
 
-        def baseline(name: str, q: Question, fn: Callable[[], list[str]]) -> None:
+        def timed(name: str, q: Question, fn: Callable[[], list[str]], dia: dict[str, list[str]] = dia,
+                  cost: dict[str, int] = cost) -> None:
             t0 = time.perf_counter()
             top = fn()
             scores[name].add(q.category, q.evidence, [(dia[i], cost[i]) for i in top], ks, time.perf_counter() - t0)
@@ -221,10 +221,9 @@ def run(conversations: list[Conversation], ks: Sequence[int], workdir: Path, pro
             elapsed = time.perf_counter() - t0
             ranked = [(h.memory.source_ids, tokens.count(_body(h.text))) for h in res.hits]
             scores["hindsight"].add(q.category, q.evidence, ranked, ks, elapsed)
-            baseline("vector", q, lambda q=q: [h.memory_id for h in hs.vectors.query(
-                "episodic", namespace, hs.embedder.embed_query(q.text), kmax)])
-            baseline("bm25", q, lambda q=q: [ids[i] for i, _ in bm25.top(tokenize(q.text), kmax)])
-            baseline("recency", q, lambda: ids[-kmax:][::-1])
+            timed("vector", q, partial(_vector_top, hs, namespace, q.text, kmax))
+            timed("bm25", q, partial(_bm25_top, bm25, ids, q.text, kmax))
+            timed("recency", q, partial(_recent, ids, kmax))
         hits = [len(hs.recall(text, namespace, k=10, now=conv.now).hits) for text in OFF_TOPIC]
         off_topic_hits[conv.sample_id] = sum(hits)
         if progress:
@@ -245,6 +244,20 @@ def run(conversations: list[Conversation], ks: Sequence[int], workdir: Path, pro
     }
 
 
+def _vector_top(hs: Hindsight, namespace: str, text: str, k: int) -> list[str]:
+    """VectorStoreRetrieverMemory: embed the query, nearest k from the same Chroma collection."""
+    return [h.memory_id for h in hs.vectors.query("episodic", namespace, hs.embedder.embed_query(text), k)]
+
+
+def _bm25_top(index: KeywordIndex, ids: list[str], text: str, k: int) -> list[str]:
+    return [ids[i] for i, _ in index.top(tokenize(text), k)]
+
+
+def _recent(ids: list[str], k: int) -> list[str]:
+    """ConversationBufferWindowMemory(k): the last k turns."""
+    return ids[-k:][::-1]
+
+
 def _body(text: str) -> str:
     """The memory text of an injected line, without its date label (baselines carry none either)."""
     return re.sub(r"^- \[[^\]]*\] ", "", text)
@@ -256,17 +269,20 @@ def _complete(hs: Hindsight, namespace: str, conv: Conversation) -> bool:
 
 
 def table(result: dict[str, Any], ks: Sequence[int]) -> str:
-    head = ["system", *[f"R@{k} (1-4)" for k in ks], *[f"R@{k} (all)" for k in ks], "tokens@10", "p50 ms",
-            "p95 ms"]
+    head = ["system", *[f"R@{k} (1-4)" for k in ks], *[f"R@{k} (all)" for k in ks], "tokens@10",
+            "p50 ms", "p95 ms"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name, s in result["systems"].items():
-        row = [name, *[f"{s['cat1-4'][f'recall@{k}']:.3f}" for k in ks], *[f"{s['all'][f'recall@{k}']:.3f}" for k in ks],
-               f"{s['cat1-4'].get('tokens@10', 0):.0f}", f"{s['latency_ms']['p50']:.1f}", f"{s['latency_ms']['p95']:.1f}"]
+        row = [name, *[f"{s['cat1-4'][f'recall@{k}']:.3f}" for k in ks],
+               *[f"{s['all'][f'recall@{k}']:.3f}" for k in ks], f"{s['cat1-4'].get('tokens@10', 0):.0f}",
+               f"{s['latency_ms']['p50']:.1f}", f"{s['latency_ms']['p95']:.1f}"]
         lines.append("| " + " | ".join(row) + " |")
     cats = sorted({c for s in result["systems"].values() for c in s["per_category"]})
-    lines += ["", "| system | " + " | ".join(f"cat {c} R@10" for c in cats) + " |", "|" + "---|" * (len(cats) + 1)]
+    lines += ["", "| system | " + " | ".join(f"cat {c} R@10" for c in cats) + " |",
+              "|" + "---|" * (len(cats) + 1)]
     for name, s in result["systems"].items():
-        lines.append(f"| {name} | " + " | ".join(f"{s['per_category'][c].get('recall@10', 0):.3f}" for c in cats) + " |")
+        cells = [f"{s['per_category'][c].get('recall@10', 0):.3f}" for c in cats]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

@@ -21,8 +21,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hindsight_core import Hindsight  # noqa: E402
-from hindsight_core.embeddings.base import Embedder  # noqa: E402
+from hindsight_core import Hindsight
+from hindsight_core.embeddings.base import Embedder
 
 
 @dataclass

@@ -77,7 +77,7 @@ class LifecycleMixin(Facet):
         due: list[str | None] = []
         with self._counter_lock:
             for m in memories:
-                if m.layer != Layer.EPISODIC:
+                if m.layer != Layer.EPISODIC or m.session_id is None:  # no session, no session trigger
                     continue
                 key = (namespace, m.session_id)
                 self._since_trigger[key] += 1

@@ -66,7 +66,8 @@ def _month(now: datetime, offset: int) -> tuple[datetime, datetime]:
 
 
 def _year(now: datetime, offset: int) -> tuple[datetime, datetime]:
-    return datetime(now.year + offset, 1, 1, tzinfo=now.tzinfo), datetime(now.year + offset + 1, 1, 1, tzinfo=now.tzinfo)
+    start = datetime(now.year + offset, 1, 1, tzinfo=now.tzinfo)
+    return start, start.replace(year=start.year + 1)
 
 
 def _ago(now: datetime, n: int, unit: str) -> tuple[datetime, datetime]:
@@ -160,16 +161,71 @@ _parser_lock = threading.Lock()
 _parsers: dict[str, Any] = {}
 
 
-def _date_parser(now: datetime) -> Any:
+def _date_parser(language: str) -> Any:
+    """One parser per language: trying every locale on each expression costs tens of milliseconds."""
     from dateparser.date import DateDataParser
 
     with _parser_lock:
-        if "p" not in _parsers:
-            _parsers["p"] = DateDataParser(
-                languages=["en", "zh"],
+        if language not in _parsers:
+            _parsers[language] = DateDataParser(
+                languages=[language],
                 settings={"PREFER_DATES_FROM": "past", "RETURN_TIME_AS_PERIOD": True, "PREFER_DAY_OF_MONTH": "first"},
             )
-        return _parsers["p"]
+        return _parsers[language]
+
+
+_MONTH_NUMBER = {name: i + 1 for i, name in enumerate(
+    ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+     "november", "december"))}
+_MONTH_NUMBER.update({name[:3]: number for name, number in list(_MONTH_NUMBER.items())})
+_MONTH_NUMBER["sept"] = 9
+_EN_DATE = re.compile(
+    rf"^(?:(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?\s+)?(?P<m>{_MONTHS})\.?(?:\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?)?"
+    r"(?:,?\s+(?P<y>\d{4}))?$",
+    re.IGNORECASE,
+)
+_ZH_DATE = re.compile(r"^(?:(?P<y>\d{4})年)?(?:(?P<m>[0-9一二三四五六七八九十]{1,3})月份?)?(?:(?P<d>[0-9一二三四五六七八九十]{1,3})[日号])?$")
+
+
+def _calendar(year: int | None, month: int | None, day: int | None, now: datetime) -> tuple[datetime, datetime] | None:
+    """A window for a (partial) calendar date; without a year, the latest one not in the future."""
+    tz = now.tzinfo
+    try:
+        if month is None:
+            return None if year is None else _year(datetime(year, 1, 1, tzinfo=tz), 0)
+        explicit = year is not None
+        year_ = year if year is not None else now.year
+        start = datetime(year_, month, day or 1, tzinfo=tz)
+        if not explicit and start > now:
+            year_ -= 1
+            start = datetime(year_, month, day or 1, tzinfo=tz)
+    except ValueError:
+        return None
+    if day is not None:
+        return start, start + timedelta(days=1)
+    return _month(start, 0)
+
+
+def _parse_absolute(bare: str, now: datetime) -> tuple[datetime, datetime] | None:
+    if re.fullmatch(r"\d{4}", bare):
+        return _calendar(int(bare), None, None, now)
+    iso = re.fullmatch(r"(\d{4})-(\d{1,2})-(\d{1,2})", bare)
+    if iso:
+        return _calendar(int(iso.group(1)), int(iso.group(2)), int(iso.group(3)), now)
+    en = _EN_DATE.match(bare)
+    if en:
+        day = en.group("d1") or en.group("d2")
+        year = en.group("y")
+        return _calendar(int(year) if year else None, _MONTH_NUMBER[en.group("m").lower().rstrip(".")],
+                         int(day) if day else None, now)
+    zh = _ZH_DATE.match(bare)
+    if zh and (zh.group("y") or zh.group("m")):
+        month = _zh_number(zh.group("m")) if zh.group("m") else None
+        day = _zh_number(zh.group("d")) if zh.group("d") else None
+        if month is not None and not 1 <= month <= 12:
+            return None
+        return _calendar(int(zh.group("y")) if zh.group("y") else None, month, day, now)
+    return None
 
 
 def _absolute(text: str, now: datetime) -> tuple[datetime, datetime, str] | None:
@@ -178,34 +234,30 @@ def _absolute(text: str, now: datetime) -> tuple[datetime, datetime, str] | None
         bare = re.sub(r"^(?:in|on|during|since|around)\s+", "", expr, flags=re.I).rstrip(".")
         if _MAY_VERB.match(bare) and not re.search(r"\bin\s+may\b", expr, re.I):
             continue  # "may I ask" is not a month
-        if re.fullmatch(r"[0-9一二三四五六七八九十]{1,3}月份?", bare):
-            number = _zh_number(bare.rstrip("份").rstrip("月"))
-            if number is None or not 1 <= number <= 12:
-                continue
-            year = now.year if number <= now.month else now.year - 1
-            start = _month_start(year, number, now.tzinfo)
-            return start, _month_start(year, number + 1, now.tzinfo), expr
-        data = _date_parser(now).get_date_data(bare.replace("份", ""))
-        when = data.date_obj
-        if when is None:
-            continue
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=now.tzinfo)
-        period = data.period or "day"
-        if period == "year":
-            start, end = _year(when, 0)
-        elif period == "month":
-            start, end = _month(when, 0)
-        elif period == "week":
-            start, end = _week(when, 0)
-        else:
-            start, end = _day(when), _day(when, 1)
-        if start > now and period in ("month", "day") and not re.search(r"\d{4}", expr):
-            # "in May" asked in March means the May that has passed
-            shift = start.replace(year=start.year - 1)
-            start, end = shift, end.replace(year=end.year - 1)
-        return start, end, expr
+        span = _parse_absolute(bare, now)
+        if span is None:  # an unusual spelling: let dateparser try
+            span = _dateparser_span(bare, now)
+        if span is not None:
+            return span[0], span[1], expr
     return None
+
+
+def _dateparser_span(bare: str, now: datetime) -> tuple[datetime, datetime] | None:
+    language = "zh" if re.search(r"[\u4e00-\u9fff]", bare) else "en"
+    data = _date_parser(language).get_date_data(bare.replace("份", ""))
+    when = data.date_obj
+    if when is None:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=now.tzinfo)
+    period = data.period or "day"
+    if period == "year":
+        return _year(when, 0)
+    if period == "month":
+        return _month(when, 0)
+    if period == "week":
+        return _week(when, 0)
+    return _day(when), _day(when, 1)
 
 
 def find_time_window(text: str, now: datetime) -> TimeWindow | None:

@@ -111,7 +111,10 @@ class RecallMixin(Facet):
     def flush_recall_log(self) -> int:
         """Write buffered recall-log rows and reinforcements now; returns how many memories were reinforced."""
         pipeline = self._recall_pipeline
-        return pipeline.recorder.flush() if pipeline is not None else 0
+        if pipeline is None:
+            return 0
+        pipeline.drain()
+        return pipeline.recorder.flush()
 
     # -- facet hooks -----------------------------------------------------------------------------
     def _on_recorded(self, namespace: str, memories: list[Memory]) -> None:
@@ -129,8 +132,7 @@ class RecallMixin(Facet):
         super()._extend_stats(namespace, stats)
         from hindsight_core.recall.log import health
 
-        if self._recall_pipeline is not None:
-            self._recall_pipeline.recorder.flush()
+        self.flush_recall_log()
         health(self.store, namespace, stats)
 
     def _close_facets(self) -> None:

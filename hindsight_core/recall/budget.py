@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from hindsight_core.recall.types import RecallHit
 from hindsight_core.text.tokens import TokenCounter
@@ -10,18 +10,22 @@ from hindsight_core.text.tokens import TokenCounter
 HEADER = "Relevant memories (most relevant first):"
 
 
-def pack(hits: Sequence[RecallHit], k: int, budget_tokens: int, counter: TokenCounter) -> tuple[
-    list[RecallHit], list[RecallHit]
-]:
+def pack(
+    hits: Sequence[RecallHit], k: int, budget_tokens: int, counter: TokenCounter,
+    render: Callable[[RecallHit], None] | None = None,
+) -> tuple[list[RecallHit], list[RecallHit]]:
     """``(injected, idle)``: the best hits that fit ``k`` and the budget; those the budget left out.
 
-    A hit that does not fit is skipped, not a stop: a shorter one further down may still fit."""
+    A hit that does not fit is skipped, not a stop: a shorter one further down may still fit.
+    ``render`` fills a hit's text just before it is measured, so only what is considered is rendered."""
     injected: list[RecallHit] = []
     idle: list[RecallHit] = []
     used = counter.count(HEADER) + 1
     for hit in hits:
         if len(injected) >= k:
             break
+        if render is not None:
+            render(hit)
         cost = counter.count(hit.text) + 1  # the newline joining it
         if used + cost > budget_tokens:
             idle.append(hit)

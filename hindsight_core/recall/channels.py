@@ -13,7 +13,7 @@ from hindsight_core.activation.base import ActivationIndex, log_activation_from_
 from hindsight_core.clock import to_ts
 from hindsight_core.recall.corpus import Corpus
 from hindsight_core.recall.types import QueryAnalysis
-from hindsight_core.types import Layer, Status
+from hindsight_core.types import Layer
 from hindsight_core.vectors.base import VectorIndex
 
 Ranked = list[tuple[str, float]]
@@ -50,10 +50,12 @@ def vector_channel(inp: ChannelInput, vectors: VectorIndex, query_vector: np.nda
     index by design; when asked for they are scored directly from their stored vectors."""
     hits: dict[str, float] = {}
     for layer in inp.layers:
+        if layer not in inp.corpus.layers:
+            continue  # an empty collection still costs a query
         for hit in vectors.query(layer.value, inp.namespace, query_vector, inp.n):
             if hit.memory_id in inp.corpus.position:
                 hits[hit.memory_id] = max(hit.similarity, hits.get(hit.memory_id, -1.0))
-    cold = [i for i, m in enumerate(inp.corpus.memories) if m.status == Status.COLD and inp.allowed(i)]
+    cold = [i for i in inp.corpus.cold if inp.allowed(i)]
     if cold:
         sims = inp.corpus.vectors[cold] @ query_vector
         for i, sim in zip(cold, sims, strict=True):
@@ -115,6 +117,8 @@ def activation_channel(inp: ChannelInput, activation: ActivationIndex, rates: di
     now = to_ts(inp.now)
     merged: dict[str, float] = {}
     for layer in inp.layers:
+        if layer not in inp.corpus.layers:
+            continue
         for memory_id, key in activation.top(inp.namespace, layer.value, inp.n):
             if memory_id in inp.corpus.position:
                 merged[memory_id] = log_activation_from_key(key, rates[layer], now)

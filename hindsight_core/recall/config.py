@@ -49,8 +49,12 @@ class RecallConfig(BaseModel):
     #: for a namespace of n memories (less ``floor_history_relief`` with a history cue or a time
     #: expression); then each candidate needs that bar less ``floor_keep_margin``.
     floor_coverage_weight: float = 3.0
-    floor_anchor_base: float = 3.0
-    floor_anchor_spread: float = 0.87
+    floor_anchor_base: float = 2.0
+    floor_anchor_spread: float = 1.1
+    #: multilingual-e5-small scores a Chinese query against an English memory lower than the same pair
+    #: in one language (an English query against a Chinese memory is not affected): measured ×1.4–1.8
+    #: on translated pairs, so such z-scores are scaled by this factor.
+    zh_to_en_z_scale: float = 1.4
     floor_history_relief: float = 1.0
     floor_keep_margin: float = 2.0
     #: A query is inside a standing fact's domain (profile.py) when its cosine to one of the domain's

@@ -18,7 +18,7 @@ from hindsight_core.recall.floor import is_cjk
 from hindsight_core.recall.keyword import KeywordIndex
 from hindsight_core.recall.profile import standing_kinds
 from hindsight_core.store.sql import RelationalStore
-from hindsight_core.types import PERSISTENT_LAYERS, Memory, Status
+from hindsight_core.types import PERSISTENT_LAYERS, Layer, Memory, Status
 
 
 @dataclass
@@ -42,6 +42,10 @@ class Corpus:
     following: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     #: The standing-fact kinds each memory states (see profile.py).
     standing: list[tuple[str, ...]] = field(default_factory=list)
+    #: Layers present, indexes of cold memories, whether the namespace holds superseded memories.
+    layers: frozenset[Layer] = frozenset()
+    cold: list[int] = field(default_factory=list)
+    has_superseded: bool = False
 
     @property
     def size(self) -> int:
@@ -134,6 +138,11 @@ class CorpusCache:
                 else:
                     corpus.following[i] = j
         corpus.standing = [standing_kinds(m.content) for m in memories]
+        corpus.layers = frozenset(m.layer for m in memories)
+        corpus.cold = [i for i, m in enumerate(memories) if m.status == Status.COLD]
+        corpus.has_superseded = bool(self._store.query(
+            "SELECT 1 FROM memories WHERE namespace = ? AND status = ? LIMIT 1", (namespace, Status.SUPERSEDED.value)
+        ))
         return corpus
 
 

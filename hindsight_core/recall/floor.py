@@ -169,7 +169,8 @@ def apply_floor(evidence: Mapping[str, Evidence], cfg: RecallConfig, *, history:
     Two levels. The query must first be *anchored*: some candidate must carry strong evidence (or a
     history cue or time expression must point at memories that exist); otherwise nothing is relevant
     and nothing is returned. Then each candidate must clear a lower bar of its own. Standing facts in
-    the query's domain and memories inside the named time window count as evidence by themselves."""
+    the query's domain and memories inside the named time window count as evidence by themselves
+    (a time expression is the user pointing at them; fusion still ranks them by relevance)."""
     if not evidence:
         return set()
     w = cfg.floor_coverage_weight
@@ -184,6 +185,6 @@ def apply_floor(evidence: Mapping[str, Evidence], cfg: RecallConfig, *, history:
         return set()
     return {
         mid for mid, e in evidence.items()
-        if e.strength(w) >= keep or e.standing or (e.in_window and e.strength(w) >= keep - 2.0)
+        if e.strength(w) >= keep or e.standing or e.in_window
         or (e.rerank is not None and e.rerank >= 0.5)
     }

@@ -11,13 +11,14 @@ import json
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from hindsight_core.config import HindsightConfig
 from hindsight_core.store.sql import RelationalStore
 from hindsight_core.types import Layer, NamespaceStats
 from hindsight_core.write.outbox import ACTIVATION, SYNC, OutboxApplier
+
 
 @dataclass
 class LogEntry:
@@ -57,7 +58,8 @@ class RecallRecorder:
         self._lock = threading.Lock()
         self._flush_lock = threading.Lock()
 
-    def add(self, entry: LogEntry | None, boosts: dict[str, float]) -> None:
+    def add(self, entry: LogEntry | None, boosts: dict[str, float]) -> bool:
+        """Buffer one recall; returns whether a flush is due (the caller decides where it runs)."""
         with self._lock:
             if entry is not None:
                 self._pending.logs.append(entry)
@@ -67,12 +69,11 @@ class RecallRecorder:
             if self._pending.since is None:
                 self._pending.since = self._monotonic()
             cfg = self._config.recall
-            due = (
-                len(self._pending.boosts) + len(self._pending.logs) >= cfg.reinforce_batch
+            return (
+                len(self._pending.logs) >= cfg.reinforce_batch
+                or len(self._pending.boosts) >= cfg.reinforce_batch * 16
                 or self._monotonic() - self._pending.since >= cfg.reinforce_max_age_s
             )
-        if due:
-            self.flush()
 
     def pending(self) -> int:
         with self._lock:
@@ -89,54 +90,71 @@ class RecallRecorder:
                 batch, self._pending = self._pending, _Pending()
             if not batch.logs and not batch.boosts:
                 return 0
-            now = self._now()
-            cfg = self._config.activation
-            touched: list[str] = []
-            with self._store.transaction() as tx:
-                if batch.logs:
-                    _many(tx, 
-                        "INSERT INTO recall_log(namespace, session_id, query, at, candidates, injected, scores, idle, "
-                        "n_injected, n_idle) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        [
-                            (e.namespace, e.session_id, e.query, e.at, json.dumps(e.candidates, ensure_ascii=False),
-                             json.dumps(e.injected), json.dumps(e.scores), json.dumps(e.idle), len(e.injected),
-                             len(e.idle))
-                            for e in batch.logs
-                        ],
-                    )
-                    _many(tx, 
-                        "INSERT INTO recall_injected(namespace, memory_id, first_at) VALUES (?, ?, ?) "
-                        "ON CONFLICT DO NOTHING",
-                        [(e.namespace, mid, e.at) for e in batch.logs for mid in e.injected],
-                    )
-                if batch.boosts:
-                    ids = list(batch.boosts)
-                    rows: list[tuple[float, float, int, str]] = []
-                    outbox: list[tuple[str | None, str, str | None, str, str]] = []
-                    for start in range(0, len(ids), 500):
-                        chunk = ids[start : start + 500]
-                        marks = ", ".join("?" * len(chunk))
-                        for mid, namespace, layer, log_base, ref_time in tx.query(
-                            "SELECT id, namespace, layer, act_log_base, act_ref_time FROM memories "
-                            f"WHERE id IN ({marks})",
-                            chunk,
-                        ):
-                            rate = cfg.rate(Layer(layer))
-                            current = math.exp(log_base - rate * (now - ref_time))
-                            relevance, count = batch.boosts[mid]
-                            boosted = current + cfg.reinforce_weight * relevance
-                            rows.append((math.log(max(boosted, 1e-300)), now, count, mid))
-                            outbox.append((mid, namespace, layer, ACTIVATION, SYNC))
-                            touched.append(mid)
-                    _many(tx, 
-                        "UPDATE memories SET act_log_base = ?, act_ref_time = ?, access_count = access_count + ? "
-                        "WHERE id = ?",
-                        rows,
-                    )
-                    tx.enqueue(outbox, now)
+            try:
+                touched = self._write(batch)
+            except Exception:
+                self._restore(batch)
+                raise
             if touched:
                 self._outbox.apply(touched)
             return len(touched)
+
+    def _restore(self, batch: _Pending) -> None:
+        """A failed flush puts its batch back in front of what arrived meanwhile."""
+        with self._lock:
+            self._pending.logs = batch.logs + self._pending.logs
+            for memory_id, (total, count) in batch.boosts.items():
+                more, n = self._pending.boosts.get(memory_id, (0.0, 0))
+                self._pending.boosts[memory_id] = (total + more, count + n)
+            self._pending.since = batch.since
+
+    def _write(self, batch: _Pending) -> list[str]:
+        now = self._now()
+        cfg = self._config.activation
+        touched: list[str] = []
+        with self._store.transaction() as tx:
+            if batch.logs:
+                _many(tx,
+                    "INSERT INTO recall_log(namespace, session_id, query, at, candidates, injected, scores, idle, "
+                    "n_injected, n_idle) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        (e.namespace, e.session_id, e.query, e.at, json.dumps(e.candidates, ensure_ascii=False),
+                         json.dumps(e.injected), json.dumps(e.scores), json.dumps(e.idle), len(e.injected),
+                         len(e.idle))
+                        for e in batch.logs
+                    ],
+                )
+                _many(tx,
+                    "INSERT INTO recall_injected(namespace, memory_id, first_at) VALUES (?, ?, ?) "
+                    "ON CONFLICT DO NOTHING",
+                    [(e.namespace, mid, e.at) for e in batch.logs for mid in e.injected],
+                )
+            if batch.boosts:
+                ids = list(batch.boosts)
+                rows: list[tuple[float, float, int, str]] = []
+                outbox: list[tuple[str | None, str, str | None, str, str]] = []
+                for start in range(0, len(ids), 500):
+                    chunk = ids[start : start + 500]
+                    marks = ", ".join("?" * len(chunk))
+                    for mid, namespace, layer, log_base, ref_time in tx.query(
+                        "SELECT id, namespace, layer, act_log_base, act_ref_time FROM memories "
+                        f"WHERE id IN ({marks})",
+                        chunk,
+                    ):
+                        rate = cfg.rate(Layer(layer))
+                        current = math.exp(log_base - rate * (now - ref_time))
+                        relevance, count = batch.boosts[mid]
+                        boosted = current + cfg.reinforce_weight * relevance
+                        rows.append((math.log(max(boosted, 1e-300)), now, count, mid))
+                        outbox.append((mid, namespace, layer, ACTIVATION, SYNC))
+                        touched.append(mid)
+                _many(tx,
+                    "UPDATE memories SET act_log_base = ?, act_ref_time = ?, access_count = access_count + ? "
+                    "WHERE id = ?",
+                    rows,
+                )
+                tx.enqueue(outbox, now)
+        return touched
 
 
 def health(store: RelationalStore, namespace: str, stats: NamespaceStats) -> None:
@@ -161,7 +179,7 @@ def health(store: RelationalStore, namespace: str, stats: NamespaceStats) -> Non
         stats.recall_coverage = (used or 0) / live if live else 0.0
 
 
-def _many(tx: RelationalStore, statement: str, rows: list[tuple[object, ...]]) -> None:
+def _many(tx: RelationalStore, statement: str, rows: Sequence[tuple[object, ...]]) -> None:
     """Rows of one transaction: no commit (and no fsync) between them."""
     for row in rows:
         tx.execute(statement, row)

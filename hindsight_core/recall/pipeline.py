@@ -5,6 +5,7 @@ concurrently and keeps the per-engine state (namespace snapshots, background vec
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -20,12 +21,18 @@ from hindsight_core.recall import channels as ch
 from hindsight_core.recall.analysis import analyze
 from hindsight_core.recall.budget import pack
 from hindsight_core.recall.corpus import Corpus, CorpusCache, VectorsFor
-from hindsight_core.recall.floor import LanguageBaselines, is_cjk, keyword_coverage, split_background
-from hindsight_core.recall.floor import Evidence, apply_floor
+from hindsight_core.recall.floor import (
+    Evidence,
+    LanguageBaselines,
+    apply_floor,
+    is_cjk,
+    keyword_coverage,
+    split_background,
+)
 from hindsight_core.recall.fusion import candidate_pool, route, rrf, spread_to_neighbours, zsum
-from hindsight_core.recall.profile import STANDING_KINDS
 from hindsight_core.recall.keyword import tokenize
 from hindsight_core.recall.log import LogEntry, RecallRecorder
+from hindsight_core.recall.profile import STANDING_KINDS
 from hindsight_core.recall.rerank import Reranker, rerank
 from hindsight_core.recall.scoring import final_score
 from hindsight_core.recall.types import Conflict, QueryAnalysis, RecallHit, RecallResult, render_hit
@@ -35,7 +42,31 @@ from hindsight_core.types import Layer, Memory, Status
 from hindsight_core.vectors.base import VectorIndex
 from hindsight_core.write.outbox import OutboxApplier
 
+log = logging.getLogger("hindsight.recall")
+
 CHANNELS = ("vector", "keyword", "temporal", "entity", "profile", "activation")
+
+
+class CachedCounter:
+    """A token counter with a bounded memo (most recall texts are memories counted before)."""
+
+    def __init__(self, counter: TokenCounter, capacity: int = 50_000) -> None:
+        self._counter = counter
+        self._capacity = capacity
+        self._memo: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def count(self, text: str) -> int:
+        with self._lock:
+            cached = self._memo.get(text)
+        if cached is not None:
+            return cached
+        value = self._counter.count(text)
+        with self._lock:
+            if len(self._memo) >= self._capacity:
+                self._memo.clear()
+            self._memo[text] = value
+        return value
 
 
 class RecallPipeline:
@@ -61,6 +92,9 @@ class RecallPipeline:
         self.outbox = outbox
         self.reranker = reranker
         self.corpora = CorpusCache(store)
+        #: Token counts are asked for the same memory texts again and again; the tokenizer is not free.
+        self.counter = CachedCounter(tokens)
+        self._flushing: Future[None] | None = None
         self.recorder = RecallRecorder(store, outbox, config, lambda: to_ts(now()))
         self._background: tuple[np.ndarray, np.ndarray] | None = None
         self._prototypes: dict[str, tuple[np.ndarray, list[bool]]] | None = None
@@ -68,8 +102,8 @@ class RecallPipeline:
         self._pool = ThreadPoolExecutor(max_workers=3, thread_name_prefix="hindsight-recall")
 
     def close(self) -> None:
-        self.recorder.flush()
         self._pool.shutdown(wait=True)
+        self.recorder.flush()
 
     # -- helpers ---------------------------------------------------------------------------------
     def background(self) -> tuple[np.ndarray, np.ndarray]:
@@ -113,6 +147,8 @@ class RecallPipeline:
         english, chinese = self.background()
         base = LanguageBaselines(query_vector, english, chinese)
         z_background = base.z_array(similarities, corpus.cjk_mask)
+        if is_cjk(query):
+            z_background = np.where(corpus.cjk_mask, z_background, z_background * cfg.zh_to_en_z_scale)
         domains = self._domains(query_vector, base)
         keyword_scores = bm25.result()
         rankings: dict[str, ch.Ranked] = {
@@ -141,7 +177,7 @@ class RecallPipeline:
                 context=cfg.context_weight, previous=corpus.previous, following=corpus.following,
             )
             fused = {corpus.memories[i].id: float(combined[i]) for i in pool}
-        ordered = sorted(fused.items(), key=lambda kv: -kv[1])[: max(cfg.per_channel * 2, k * 4)]
+        ordered = sorted(fused.items(), key=lambda kv: -kv[1])[: max(cfg.per_channel, k * 2)]
         # fresh rows: activation moved since the snapshot, and a lifecycle run may have superseded one
         fresh = self.store.get_many(mid for mid, _ in ordered)
         ordered, replaced = self._live(ordered, fresh)
@@ -158,6 +194,8 @@ class RecallPipeline:
             if i is None:  # the successor of a superseded candidate, outside this snapshot
                 sim = self._similarity(memory, query_vector)
                 z, cover, standing = base.z(sim, is_cjk(memory.content)), 0.0, False
+                if is_cjk(query) and not is_cjk(memory.content):
+                    z *= cfg.zh_to_en_z_scale
             else:
                 z = float(z_background[i])
                 cover = keyword_coverage(weights_by_term, corpus.keyword.terms[i])
@@ -181,7 +219,7 @@ class RecallPipeline:
             relevance = reranked[mid] if reranked and mid in reranked else max(score, 0.0) / top_fused
             if reranked and mid not in reranked:
                 relevance *= min(reranked.values(), default=1.0)
-            total, salience, frequency = final_score(
+            total, _, _ = final_score(
                 memory, relevance, now_ts=now_ts, rate=rates[memory.layer], alpha=cfg.alpha, beta=cfg.beta,
                 gamma=cfg.gamma, max_access=max_access,
             )
@@ -198,12 +236,10 @@ class RecallPipeline:
         scored.sort(key=lambda h: -h.score)
         # 6. conflicts: superseded memories are out of the indexes; report those whose successor is shown
         # 8. sources, then 9. budget
-        for hit in scored[: k * 3]:
-            self._render(hit)
-        injected, idle = pack(scored[: k * 3], k, budget_tokens, self.tokens)
-        conflicts = self._conflicts(injected, replaced, fresh)
+        injected, idle = pack(scored, k, budget_tokens, self.counter, render=self._render)
+        conflicts = self._conflicts(injected, replaced, fresh, corpus.has_superseded)
         result = RecallResult(query=query, namespace=namespace, hits=injected, conflicts=conflicts, analysis=analysis)
-        result.tokens = self.tokens.count(result.to_prompt())
+        result.tokens = self.counter.count(result.to_prompt())
         # 10. log and reinforce
         self._record(result, session_id, now, rankings, idle, {h.memory.id: h.score for h in injected})
         return result
@@ -276,18 +312,19 @@ class RecallPipeline:
 
     def _render(self, hit: RecallHit) -> None:
         cfg = self.config.recall
-        body = truncate_to_tokens(hit.memory.content, cfg.max_memory_tokens, self.tokens)
+        body = truncate_to_tokens(hit.memory.content, cfg.max_memory_tokens, self.counter)
         excerpts: list[str] = []
         if hit.memory.layer != Layer.EPISODIC and hit.memory.source_ids:
             sources = self.store.get_many(hit.memory.source_ids)
             hit.sources = [sources[s] for s in hit.memory.source_ids if s in sources][: cfg.max_sources]
-            excerpts = [truncate_to_tokens(s.content, cfg.source_excerpt_tokens, self.tokens) for s in hit.sources]
+            excerpts = [truncate_to_tokens(s.content, cfg.source_excerpt_tokens, self.counter) for s in hit.sources]
         hit.text = render_hit(hit.memory, body, excerpts)
 
     def _conflicts(
-        self, injected: Sequence[RecallHit], replaced: dict[str, str], fresh: dict[str, Memory]
+        self, injected: Sequence[RecallHit], replaced: dict[str, str], fresh: dict[str, Memory],
+        has_superseded: bool,
     ) -> list[Conflict]:
-        if not injected:
+        if not injected or not (has_superseded or replaced):
             return []
         by_id = {h.memory.id: h.memory for h in injected}
         ids = list(by_id)
@@ -317,4 +354,18 @@ class RecallPipeline:
                 idle=[h.memory.id for h in idle],
             )
         top = max(boosts.values(), default=1.0) or 1.0
-        self.recorder.add(entry, {mid: s / top for mid, s in boosts.items()})
+        if self.recorder.add(entry, {mid: s / top for mid, s in boosts.items()}):
+            # off the caller's path: the flush is one transaction, but it is still a disk write
+            self._flushing = self._pool.submit(self._flush_quietly)
+
+    def drain(self) -> None:
+        """Wait for a background flush in flight (stats and tests read what it writes)."""
+        pending = self._flushing
+        if pending is not None:
+            pending.result()
+
+    def _flush_quietly(self) -> None:
+        try:
+            self.recorder.flush()
+        except Exception as exc:  # the buffer is kept by the next flush attempt; recall must not fail
+            log.warning("recall log flush failed: %s", exc)

@@ -251,3 +251,17 @@ def test_a_very_long_input_works_as_with_the_reference(hs: Hindsight, ns: str) -
     long_input = "Tell me about my trip. " * 500  # longer than recall accepts as a query
     ours, ref = HindsightMemory(namespace=ns, engine=hs), _buffer_memory()
     assert ours.load_memory_variables({"input": long_input}) == ref.load_memory_variables({"input": long_input})
+
+
+def test_max_token_limit_keeps_the_latest_turns_and_recalls_older_ones(hs: Hindsight, ns: str) -> None:
+    memory = HindsightMemory(namespace=ns, engine=hs, max_token_limit=25)
+    memory.save_context({"input": "My cat is called Miso and she is ginger."}, {"output": "Lovely."})
+    for i in range(3):
+        memory.save_context({"input": f"Unrelated question number {i}"}, {"output": f"Answer {i}"})
+    window = memory.buffer_as_messages
+    assert 0 < len(window) < 8 and window[-1].content == "Answer 2"
+    assert all("Miso" not in m.content for m in window)
+    loaded = memory.load_memory_variables({"input": "What is my cat Miso like?"})
+    # the turn that fell out of the window comes back through recall, ahead of the window
+    assert loaded["history"].startswith("System: ") and "My cat is called Miso" in loaded["history"]
+    assert loaded["history"].endswith(memory.buffer_as_str)

@@ -125,3 +125,20 @@ def test_context_as_a_mapping_and_a_custom_namespace(hs: Hindsight, ns: str) -> 
     agent = create_agent(model, middleware=[middleware])
     agent.invoke({"messages": [{"role": "user", "content": "remember the blue door code"}]}, context={"tenant": "t9"})
     assert [m.content for m in hs.find(f"{ns}:t9")] == ["remember the blue door code", "ok"]
+
+
+def test_recall_joins_a_block_system_message_or_starts_one(hs: Hindsight, ns: str) -> None:
+    hs.record("I always fly with a window seat", f"{ns}:e", session_id="old")
+    question = {"messages": [{"role": "user", "content": "Do I want a window seat when I fly?"}]}
+    blocks = SystemMessage(content=[{"type": "text", "text": "Be brief."}])
+    for system_prompt in (blocks, None):
+        model = RecordingToolModel(messages=iter([AIMessage("Yes.")]))
+        middleware = HindsightMemoryMiddleware(hs, namespace_prefix=f"{ns}:", record=False)
+        agent = create_agent(model, system_prompt=system_prompt, middleware=[middleware], context_schema=Ctx)
+        agent.invoke(question, context=Ctx("e"))
+        sent = model.prompts[0][0]
+        assert isinstance(sent, SystemMessage)
+        if system_prompt is blocks:
+            assert sent.content[0] == {"type": "text", "text": "Be brief."}
+        assert "I always fly with a window seat" in sent.text
+    assert [m.content for m in hs.find(f"{ns}:e")] == ["I always fly with a window seat"]  # record=False

@@ -84,3 +84,19 @@ def test_entities_include_known_names_in_any_case() -> None:
     assert analysis.time_window is None and analysis.history_cues == []
     zh = analyze("王磊上周说了什么", NOW, known_entities=["王磊"])
     assert "王磊" in zh.entities and zh.time_window is not None
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "end"),
+    [
+        ("What did I do on 8 May, 2023?", day(2023, 5, 8), day(2023, 5, 9)),
+        ("the party on March 3", day(2026, 3, 3), day(2026, 3, 4)),
+        ("during 2024", day(2024, 1, 1), day(2025, 1, 1)),
+        ("on 2025-12-24", day(2025, 12, 24), day(2025, 12, 25)),
+        ("2024年3月5日的会议", day(2024, 3, 5), day(2024, 3, 6)),
+        ("12月的账单", day(2025, 12, 1), day(2026, 1, 1)),
+    ],
+)
+def test_absolute_dates(text: str, start: datetime, end: datetime) -> None:
+    window = find_time_window(text, NOW)
+    assert window is not None and (window.start, window.end) == (start, end)

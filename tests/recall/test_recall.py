@@ -45,7 +45,8 @@ def test_time_window_routes_to_memories_of_that_day(history_engine: Hindsight) -
 
 
 @pytest.mark.parametrize(
-    "query", ["What's the weather like on Mars?", "How do I configure BGP on a Juniper router?", "如何修理自行车的刹车？"]
+    "query",
+    ["What's the weather like on Mars?", "How do I configure BGP on a Juniper router?", "如何修理自行车的刹车？"],
 )
 def test_irrelevant_query_returns_nothing(history_engine: Hindsight, query: str) -> None:
     res = history_engine.recall(query, "user:wang", k=5)
@@ -186,6 +187,9 @@ def test_reinforcement_flushes_by_batch_size(engine: Hindsight) -> None:
         engine.recall("比亚迪的续航怎么样？", "user:b", k=1)
     assert engine.store.query("SELECT COUNT(*) FROM recall_log")[0][0] == 0
     engine.recall("比亚迪的续航怎么样？", "user:b", k=1)
+    pipeline = engine._recall_pipeline
+    assert pipeline is not None
+    pipeline.drain()  # the batch is written off the caller's path
     assert engine.store.query("SELECT COUNT(*) FROM recall_log")[0][0] == 3
 
 
