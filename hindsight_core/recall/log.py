@@ -114,20 +114,22 @@ class RecallRecorder:
         touched: list[str] = []
         with self._store.transaction() as tx:
             if batch.logs:
+                # A namespace forgotten while this batch waited gets no rows back.
                 _many(tx,
                     "INSERT INTO recall_log(namespace, session_id, query, at, candidates, injected, scores, idle, "
-                    "n_injected, n_idle) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "n_injected, n_idle) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? "
+                    "WHERE EXISTS (SELECT 1 FROM memories WHERE namespace = ?)",
                     [
                         (e.namespace, e.session_id, e.query, e.at, json.dumps(e.candidates, ensure_ascii=False),
                          json.dumps(e.injected), json.dumps(e.scores), json.dumps(e.idle), len(e.injected),
-                         len(e.idle))
+                         len(e.idle), e.namespace)
                         for e in batch.logs
                     ],
                 )
                 _many(tx,
-                    "INSERT INTO recall_injected(namespace, memory_id, first_at) VALUES (?, ?, ?) "
-                    "ON CONFLICT DO NOTHING",
-                    [(e.namespace, mid, e.at) for e in batch.logs for mid in e.injected],
+                    "INSERT INTO recall_injected(namespace, memory_id, first_at) SELECT ?, ?, ? "
+                    "WHERE EXISTS (SELECT 1 FROM memories WHERE id = ?) ON CONFLICT DO NOTHING",
+                    [(e.namespace, mid, e.at, mid) for e in batch.logs for mid in e.injected],
                 )
             if batch.boosts:
                 ids = list(batch.boosts)

@@ -27,7 +27,9 @@ def _acked(path: Path) -> list[str]:
 
 def _assert_consistent(hs: Hindsight, must_have: list[str]) -> int:
     """Every acknowledged event is stored once and present in both derived indexes; returns the count."""
-    rows = hs.store.query("SELECT id, external_id FROM memories WHERE namespace = ?", (NS,))
+    hs.wait_for_consolidation()  # background consolidation adds semantic memories and index work of its own
+    hs.reconcile()
+    rows = hs.store.query("SELECT id, external_id FROM memories WHERE namespace = ? AND layer = 'episodic'", (NS,))
     keys = [r[1] for r in rows]
     assert len(keys) == len(set(keys)), "an event was stored twice"
     assert set(must_have) <= set(keys), f"{len(set(must_have) - set(keys))} acknowledged events lost"
@@ -35,6 +37,11 @@ def _assert_consistent(hs: Hindsight, must_have: list[str]) -> int:
     assert hs.vectors.ids("episodic", NS) == ids
     assert {m for m, _ in hs.activation.top(NS, "episodic", len(ids) + 10)} == ids
     assert hs.store.pending_count() == 0
+    for layer in ("semantic", "procedural"):  # whatever consolidation derived is indexed as well
+        derived = {r[0] for r in hs.store.query(
+            "SELECT id FROM memories WHERE namespace = ? AND layer = ? AND status = 'active' AND indexed = 1",
+            (NS, layer))}
+        assert hs.vectors.ids(layer, NS) == derived
     return len(ids)
 
 
@@ -173,7 +180,7 @@ def test_chroma_failure_keeps_writes_and_catches_up(tmp_path: Path, embedder) ->
         assert len(stored) == 300 and hs.stats(NS).total == 300
         assert hs.vectors.ids("episodic", NS) == set()
         assert hs.activation.count(NS, "episodic") == 300  # the healthy index is not held back
-        assert hs.store.pending_count() == 300
+        assert len(hs.store.pending(memory_ids=[m.id for m in stored], target="vector")) == 300
         assert hs.get(stored[5].id) == stored[5]  # acknowledged and readable during the failure
         flaky.broken = False
         assert hs.reconcile().failed == 0
