@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from hindsight_langchain.middleware import HindsightMemoryMiddleware
     from hindsight_langchain.retriever import HindsightRetriever
     from hindsight_langchain.store import HindsightStore
-    from hindsight_langchain.tools import make_memory_tools, recall_tool, retain_tool
+    from hindsight_langchain.tools import memory_tools, recall_tool, retain_tool
 
 _EXPORTS = {
     "HindsightMemory": "hindsight_langchain.memory",
@@ -26,7 +26,7 @@ _EXPORTS = {
     "HindsightMemoryMiddleware": "hindsight_langchain.middleware",
     "recall_tool": "hindsight_langchain.tools",
     "retain_tool": "hindsight_langchain.tools",
-    "make_memory_tools": "hindsight_langchain.tools",
+    "memory_tools": "hindsight_langchain.tools",
     "ChatModelLLM": "hindsight_langchain.llm",
     "llm_extractor": "hindsight_langchain.llm",
 }
@@ -39,7 +39,7 @@ __all__ = [
     "HindsightRetriever",
     "HindsightStore",
     "llm_extractor",
-    "make_memory_tools",
+    "memory_tools",
     "recall_tool",
     "retain_tool",
 ]

@@ -90,7 +90,7 @@ def retain_tool(
     )
 
 
-def make_memory_tools(
+def memory_tools(
     namespace: str, *, engine: Hindsight | None = None, session_id: str | None = None
 ) -> list[StructuredTool]:
     """``[recall_memory, save_memory]`` for one namespace."""
@@ -100,4 +100,4 @@ def make_memory_tools(
     ]
 
 
-__all__ = ["NOTHING", "make_memory_tools", "recall_tool", "retain_tool"]
+__all__ = ["NOTHING", "memory_tools", "recall_tool", "retain_tool"]

@@ -9,7 +9,7 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.tools import BaseTool
 
 from hindsight_core import Hindsight, InvalidInputError
-from hindsight_langchain import HindsightRetriever, make_memory_tools, recall_tool, retain_tool
+from hindsight_langchain import HindsightRetriever, memory_tools, recall_tool, retain_tool
 
 
 def test_retriever_documents_carry_id_layer_kind_score_and_sources(hs: Hindsight, ns: str) -> None:
@@ -55,8 +55,8 @@ def test_retain_then_recall_tools(hs: Hindsight, ns: str) -> None:
 
 
 async def test_tools_async(hs: Hindsight, ns: str) -> None:
-    recall, save = make_memory_tools(ns, engine=hs)
+    recall, save = memory_tools(ns, engine=hs)
     await save.ainvoke({"content": "The user's car is a red Volvo"})
     assert "red Volvo" in await recall.ainvoke({"query": "what colour is my Volvo car"})
-    other, _ = make_memory_tools(ns + "x", engine=hs)
+    other, _ = memory_tools(ns + "x", engine=hs)
     assert await other.ainvoke({"query": "what colour is my Volvo car"}) == "No relevant memories."
