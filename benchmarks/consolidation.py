@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import tempfile
@@ -34,9 +35,7 @@ def _session_time(raw: str) -> datetime:
 
 def _events(conversation: dict[str, Any]) -> list[dict[str, Any]]:
     events = []
-    keys = sorted(
-        (k for k in conversation if re.fullmatch(r"session_\d+", k)), key=lambda k: int(k.split("_")[1])
-    )
+    keys = sorted((k for k in conversation if re.fullmatch(r"session_\d+", k)), key=lambda k: int(k.split("_")[1]))
     for key in keys:
         start = _session_time(conversation[f"{key}_date_time"])
         for i, turn in enumerate(conversation[key]):
@@ -90,14 +89,13 @@ def run(data: Path) -> dict[str, Any]:
                 kinds.update(m.kind.value for m in semantic if m.status == Status.ACTIVE)
                 totals["semantic_active"] += sum(1 for m in semantic if m.status == Status.ACTIVE)
                 totals["semantic_superseded"] += sum(1 for m in semantic if m.status == Status.SUPERSEDED)
-                totals["cited_dia_ids"] += len(
-                    {s for m in semantic for s in m.source_ids if s.startswith("D")}
-                )
+                totals["cited_dia_ids"] += len({s for m in semantic for s in m.source_ids if s.startswith("D")})
                 examples += [
                     f"{m.kind.value}: {m.content} ← {[s for s in m.source_ids if s.startswith('D')]}"
                     for m in semantic[:3]
                 ]
     return {
+        "load": os.getloadavg()[0],
         "conversations": len(conversations),
         "seconds": seconds,
         "episodes_per_s": totals["episodes"] / seconds if seconds else 0.0,
@@ -139,7 +137,9 @@ Examples: {"; ".join(f"`{e}`" for e in result["examples"][:5])}.
 Reading: the rule extractor only fires on explicit first-person statements (name, home, job, allergies,
 budget, deadlines, likes/dislikes, "I've been …", plans and decisions); LoCoMo's chatty, narrative turns
 mostly fall outside them, so coverage is low by design: an `LLMExtractor` is the way to distil
-narrative. Throughput includes embedding the extracted memories and the near-duplicate search.
+narrative. Throughput includes embedding the extracted memories and the near-duplicate search; it was
+measured on a shared 2-core machine (load average {result.get("load", 0):.1f} at the end of the run), so
+treat it as a floor.
 """
     print(body)
     if not args.no_doc:

@@ -184,7 +184,8 @@ days, archived after 90 idle days; half-lives episodic 7 d, semantic 90 d.
 Reading: a fact counts as frequently recalled when recall injected it at least {FREQUENT} times in the
 year (some questions bring back a neighbouring fact instead of the one asked about). Recalled facts are
 reinforced on every recall and stay hot; unused episodes
-fade with their 7-day half-life, go cold after a month idle and are archived after 90 idle days.
+fade with their 7-day half-life, go cold after a month idle and are archived after 90 idle days (the
+20 cold episodes in the table are that steady state: chatter between 30 and 90 days old).
 Unused semantic facts decay on a 90-day half-life: after a year they are just above the cold
 threshold, and they go cold (and, idle that long, straight to the archive) a few weeks later.
 """

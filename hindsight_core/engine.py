@@ -419,7 +419,7 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin):
     def forget_namespace(self, namespace: str) -> int:
         """Delete every memory of a namespace; returns how many. Unknown namespaces raise."""
         namespace = check_namespace(namespace)
-        if not self.store.has_namespace(namespace):
+        if not (self.store.has_namespace(namespace) or self._holds_namespace(namespace)):
             raise UnknownNamespaceError(f"namespace {namespace!r} holds no memories")
         with self.store.transaction() as tx:
             ids = [r[0] for r in tx.query("SELECT id FROM memories WHERE namespace = ?", (namespace,))]
@@ -427,6 +427,7 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin):
             tx.execute("DELETE FROM outbox WHERE namespace = ? AND op = ?", (namespace, SYNC))
             tx.enqueue([(None, namespace, None, t, PURGE) for t in TARGETS], to_ts(self.now()))
             self._forget_namespace_extra(namespace)
+        self._after_forget_namespace(namespace)
         self.outbox.apply(None)
         self._sensory = {k: v for k, v in self._sensory.items() if k[0] != namespace}
         return len(ids)

@@ -39,8 +39,17 @@ class Facet:
     def _on_recorded(self, namespace: str, memories: list[Memory]) -> None:
         """After new episodes are durable and indexed."""
 
+    def _holds_namespace(self, namespace: str) -> bool:
+        """Whether the facet keeps anything of a namespace outside the ``memories`` table (an archive
+        file, a transcript): such a namespace is known, and ``forget_namespace`` must reach it."""
+        return False
+
     def _forget_namespace_extra(self, namespace: str) -> None:
         """Inside the ``forget_namespace`` transaction: delete facet-owned rows of the namespace."""
+
+    def _after_forget_namespace(self, namespace: str) -> None:
+        """After the ``forget_namespace`` transaction committed: delete facet-owned files, which cannot
+        roll back with the database."""
 
     def _extend_stats(self, namespace: str, stats: NamespaceStats) -> None:
         """Add facet figures to a namespace's stats."""

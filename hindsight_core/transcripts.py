@@ -118,6 +118,11 @@ class TranscriptMixin(Facet):
                 )
         return [json.loads(e) for e in encoded]
 
+    def _holds_namespace(self, namespace: str) -> bool:
+        return super()._holds_namespace(namespace) or bool(
+            self.store.query("SELECT 1 FROM transcripts WHERE namespace = ? LIMIT 1", (namespace,))
+        )
+
     def _forget_namespace_extra(self, namespace: str) -> None:
         super()._forget_namespace_extra(namespace)
         self.store.execute("DELETE FROM transcript_entries WHERE namespace = ?", (namespace,))

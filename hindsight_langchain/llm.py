@@ -1,9 +1,8 @@
 """Any LangChain chat model as the consolidation LLM (``LLMExtractor``'s ``(prompt) -> str`` callable).
 
 Structured output is used where the model supports it (tool calling bound to the extractor's reply
-schema), so the reply is valid by construction; otherwise the model's text is parsed and validated
-here, and a reply that does not validate is passed through as is so the extractor can send the
-validation error back to the model."""
+schema), so the reply is valid by construction; otherwise the model's text goes to the extractor as is,
+which finds the JSON in it, validates it, and sends any validation error back to the model."""
 
 from __future__ import annotations
 
@@ -15,7 +14,7 @@ from hindsight_core.optional import require
 require("langchain_core", "langchain")
 
 from langchain_core.language_models import BaseChatModel  # noqa: E402
-from pydantic import BaseModel, ValidationError  # noqa: E402
+from pydantic import BaseModel  # noqa: E402
 
 if TYPE_CHECKING:
     from hindsight_core.lifecycle.extractors import LLMExtractor
@@ -46,29 +45,13 @@ class ChatModelLLM:
     def uses_structured_output(self) -> bool:
         return self.structured is not None
 
-    def _validated(self, text: str) -> str:
-        from hindsight_core.lifecycle.extractors import _json_candidates
-
-        for candidate in _json_candidates(text):
-            try:
-                data = json.loads(candidate)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(data, list):
-                data = {"memories": data}
-            try:
-                return self.schema.model_validate(data).model_dump_json(exclude_none=True)
-            except ValidationError:
-                continue
-        return text
-
     def __call__(self, prompt: str) -> str:
         if self.structured is not None:
             out = self.structured.invoke(prompt)
             if isinstance(out, BaseModel):
                 return out.model_dump_json(exclude_none=True)
             return json.dumps(out, ensure_ascii=False)
-        return self._validated(self.model.invoke(prompt).text)
+        return self.model.invoke(prompt).text
 
 
 def llm_extractor(model: BaseChatModel, *, structured: bool = True, **options: Any) -> LLMExtractor:

@@ -95,6 +95,12 @@ class LifecycleMixin(Facet):
         with self._counter_lock:
             for key in [k for k in self._since_trigger if k[0] == namespace]:
                 del self._since_trigger[key]
+
+    def _holds_namespace(self, namespace: str) -> bool:
+        return super()._holds_namespace(namespace) or archive.archive_file(self._archive_root(), namespace).exists()
+
+    def _after_forget_namespace(self, namespace: str) -> None:
+        super()._after_forget_namespace(namespace)
         archive.archive_file(self._archive_root(), namespace).unlink(missing_ok=True)
 
     def _extend_stats(self, namespace: str, stats: NamespaceStats) -> None:

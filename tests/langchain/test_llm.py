@@ -1,5 +1,5 @@
-"""A LangChain chat model as the consolidation LLM: structured output where the model can, validated
-JSON otherwise, and the LLMExtractor built on it."""
+"""A LangChain chat model as the consolidation LLM: structured output where the model can, its text
+otherwise, and the LLMExtractor built on it."""
 
 from __future__ import annotations
 
@@ -30,17 +30,13 @@ REPLY = {
 }
 
 
-def test_text_model_reply_is_validated_json() -> None:
+def test_text_model_reply_in_prose_is_extracted() -> None:
     fenced = "Here you go:\n```json\n" + json.dumps(REPLY) + "\n```"
     llm = ChatModelLLM(FakeListChatModel(responses=[fenced]))
     assert not llm.uses_structured_output
-    out = json.loads(llm("extract"))
-    assert out["memories"][0]["content"] == "The user is allergic to peanuts."
-
-
-def test_invalid_text_reply_passes_through_for_the_extractor_to_correct() -> None:
-    llm = ChatModelLLM(FakeListChatModel(responses=['{"memories": [{"kind": "fact"}]}']))
-    assert llm("extract") == '{"memories": [{"kind": "fact"}]}'
+    assert llm("extract") == fenced  # the text goes to the extractor as is
+    result = LLMExtractor(llm).extract([_episode("E1", "I'm allergic to peanuts")], ExtractionContext(namespace="user:1"))
+    assert [m.content for m in result.memories] == ["The user is allergic to peanuts."]
 
 
 def test_tool_calling_model_uses_structured_output() -> None:

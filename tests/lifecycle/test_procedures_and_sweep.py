@@ -138,3 +138,15 @@ async def test_async_twins_sweep_restore_and_feedback(engine: Hindsight, clock) 
     report = await engine.asweep()
     assert report.archived_ids == [episode.id]
     assert await engine.arestore(report.archives["user:as"]) == 1
+
+
+def test_forget_namespace_reaches_a_namespace_that_lives_only_in_the_archive(engine: Hindsight, clock) -> None:
+    engine.record("I keep my spare key under the blue flowerpot.", "user:gone")
+    clock.advance(days=200)
+    engine.record("fresh", "user:other")
+    engine.sweep()
+    engine.sweep()
+    assert engine.archive_path("user:gone").exists()
+    assert engine.find("user:gone") == []  # nothing left in the store: only the archive holds it
+    assert engine.forget_namespace("user:gone") == 0
+    assert not engine.archive_path("user:gone").exists()

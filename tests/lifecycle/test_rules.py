@@ -51,7 +51,7 @@ def _extract(*texts: str, role: str = "user") -> list[tuple[str, str]]:
         ("Just so you know, I'm allergic to shellfish.", [("fact", "The user is allergic to shellfish")]),
         (
             "Big news: we just moved to Shanghai last weekend.",
-            [("fact", "The user moved to Shanghai and lives there now")],
+            [("fact", "The user lives in Shanghai now (moved there recently)")],
         ),
         ("I prefer window seats.", [("preference", "The user prefers window seats")]),
         ("Remember that my wife is vegetarian.", [("fact", "The user's wife is vegetarian")]),

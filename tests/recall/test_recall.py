@@ -209,3 +209,35 @@ def test_new_memories_are_recallable_at_once(engine: Hindsight) -> None:
     engine.record("My passport expires in October.", "user:n", occurred_at=START + timedelta(days=1))
     res = engine.recall("When does my passport expire?", "user:n", now=NOW)
     assert res.hits[0].memory.content.startswith("My passport")
+
+
+def test_standing_fact_joins_requests_of_its_domain(history_engine: Hindsight) -> None:
+    res = history_engine.recall("帮我推荐个餐厅吧", "user:wang", session_id="s9", k=5)
+    assert "花生过敏" in res.to_prompt()
+    assert any("standing fact" in h.reason for h in res.hits)
+    res = history_engine.recall("Can you suggest a dinner recipe?", "user:wang", k=5)
+    assert "花生过敏" in res.to_prompt()
+    res = history_engine.recall("比亚迪的续航怎么样？", "user:wang", k=5)
+    assert "花生过敏" not in res.to_prompt()
+
+
+def test_long_memories_are_truncated_in_the_prompt(engine: Hindsight) -> None:
+    engine.config.recall.max_memory_tokens = 30
+    steps = ", ".join(f"step {i} add layer {i} of pasta and sauce" for i in range(60))
+    long = f"My grandmother's lasagna recipe: {steps}"
+    engine.record(long, "user:t", occurred_at=START)
+    res = engine.recall("How do I make my grandmother's lasagna?", "user:t", k=1)
+    assert res.hits and res.hits[0].memory.content == long  # the memory itself is whole
+    line = res.to_prompt().splitlines()[1]
+    assert line.endswith("…") and engine.tokens.count(line) < 45 and res.tokens < 60
+
+
+def test_recall_imports_stay_lazy() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, hindsight_core.engine, hindsight_core.recall.api; "
+            "print(sorted(m for m in ('jieba', 'dateparser', 'rank_bm25', 'torch', 'FlagEmbedding', 'chromadb') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -112,3 +112,50 @@ def test_pack_counts_tokens_of_the_injected_text_and_skips_what_does_not_fit() -
     injected, idle = pack(hits, k=1, budget_tokens=10_000, counter=counter)
     assert [h.memory.id for h in injected] == ["a"] and idle == []
     assert isinstance(np.float32(1), np.floating)
+
+
+def test_zsum_standardises_scores_adds_set_channels_and_context() -> None:
+    from hindsight_core.recall.fusion import zsum
+
+    sims = np.array([0.80, 0.81, 0.95, 0.80])
+    bm25 = np.array([0.0, 0.0, 0.0, 9.0])
+    prev = np.array([-1, 0, 1, 2])
+    foll = np.array([1, 2, 3, -1])
+    plain = zsum({"vector": sims, "keyword": bm25}, {}, {"vector": 1.0, "keyword": 1.0}, 4,
+                 context=0.0, previous=prev, following=foll)
+    assert plain.argmax() in (2, 3) and plain[0] < plain[2]
+    boosted = zsum({"vector": sims, "keyword": bm25}, {"entity": [0]}, {"vector": 1.0, "keyword": 1.0, "entity": 5.0},
+                   4, context=0.0, previous=prev, following=foll)
+    assert boosted.argmax() == 0
+    ctx = zsum({"vector": sims, "keyword": bm25}, {}, {"vector": 1.0, "keyword": 1.0}, 4,
+               context=0.5, previous=prev, following=foll)
+    # memory 1 sits next to the best-scoring memory 2, memory 0 does not
+    assert ctx[1] - plain[1] > ctx[0] - plain[0]
+
+
+def test_standing_facts_are_recognised() -> None:
+    from hindsight_core.recall.profile import standing_kinds
+
+    assert "diet" in standing_kinds("你好，我叫王磊，先说一下我对花生过敏，很严重的那种。")
+    assert "name" in standing_kinds("你好，我叫王磊，先说一下我对花生过敏，很严重的那种。")
+    assert standing_kinds("Just so you know, I'm allergic to shellfish.") == ("diet",)
+    assert standing_kinds("Hi, my name is Rajesh, but everyone calls me Raj.") == ("name",)
+    assert standing_kinds("最近在看新能源车，比亚迪和特斯拉你觉得哪个好？") == ()
+
+
+def test_floor_needs_an_anchor_that_grows_with_the_namespace() -> None:
+    from hindsight_core.recall.config import RecallConfig
+    from hindsight_core.recall.floor import Evidence, anchor_threshold, apply_floor
+
+    cfg = RecallConfig()
+    assert anchor_threshold(cfg, 1) < anchor_threshold(cfg, 20) < anchor_threshold(cfg, 1000)
+    weak = {"a": Evidence(z=2.5, coverage=0.1), "b": Evidence(z=1.0, coverage=0.0)}
+    assert apply_floor(weak, cfg, history=False, size=500) == set()
+    assert apply_floor(weak, cfg, history=False, size=1) == {"a", "b"}  # one memory: no noise to beat
+    strong = {**weak, "c": Evidence(z=7.0, coverage=0.5)}
+    kept = apply_floor(strong, cfg, history=False, size=500)
+    assert "c" in kept and "b" not in kept
+    standing = {"d": Evidence(z=0.5, coverage=0.0, standing=True), "e": Evidence(z=0.4, coverage=0.0)}
+    assert apply_floor(standing, cfg, history=False, size=500) == {"d"}
+    window = {"f": Evidence(z=0.2, coverage=0.0, in_window=True)}
+    assert apply_floor(window, cfg, history=True, size=500) == {"f"}
