@@ -13,7 +13,6 @@ import numpy as np
 
 from hindsight_core.embeddings.base import normalise
 
-
 #: e5 has 512 positions; the prefix ("passage: ") and the two special tokens take the rest.
 MAX_TEXT_TOKENS = 500
 

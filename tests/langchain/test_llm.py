@@ -35,7 +35,8 @@ def test_text_model_reply_in_prose_is_extracted() -> None:
     llm = ChatModelLLM(FakeListChatModel(responses=[fenced]))
     assert not llm.uses_structured_output
     assert llm("extract") == fenced  # the text goes to the extractor as is
-    result = LLMExtractor(llm).extract([_episode("E1", "I'm allergic to peanuts")], ExtractionContext(namespace="user:1"))
+    episodes = [_episode("E1", "I'm allergic to peanuts")]
+    result = LLMExtractor(llm).extract(episodes, ExtractionContext(namespace="user:1"))
     assert [m.content for m in result.memories] == ["The user is allergic to peanuts."]
 
 
