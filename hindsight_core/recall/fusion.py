@@ -88,7 +88,7 @@ def zsum(
 
     Standardising keeps the magnitudes RRF throws away: a turn that matches the query's rare words
     far better than any other should not tie with one that barely made the list. On LoCoMo this beats
-    RRF by about 0.03 evidence recall@10 (docs/benchmarks.md)."""
+    RRF by 0.04–0.05 evidence recall@10 (docs/benchmarks.md)."""
     fused = np.zeros(size, dtype=np.float64)
     for name, values in scores.items():
         weight = weights.get(name, 0.0)
