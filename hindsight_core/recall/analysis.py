@@ -275,6 +275,19 @@ def find_time_window(text: str, now: datetime) -> TimeWindow | None:
     return None
 
 
+_EN_SELF_QUESTION = re.compile(
+    r"^\s*(?:(?:do|did|does|am|was|have|had|is|are|were)\s+(?:i|my|we|our)\b"
+    r"|(?:what|where|when|which|who|why)\b[^?]*\b(?:i|my|me|we|our|us)\b[^?]*\?)",
+    re.IGNORECASE,
+)
+_ZH_SELF_QUESTION = re.compile(r"我[^，。！？]*(?:吗|呢|什么|哪|谁|几|多少|怎么|是否)|(?:什么|哪|谁|几|多少)[^，。！？]*我")
+
+
+def is_about_user(text: str) -> bool:
+    """Whether the query asks something about the user themself (not how-to or can-you requests)."""
+    return bool(_EN_SELF_QUESTION.search(text) or _ZH_SELF_QUESTION.search(text))
+
+
 def find_history_cues(text: str) -> list[str]:
     cues = [cue for cue in HISTORY_CUES_ZH if cue in text]
     # "我记得" contains "记得": report the longest cue only
@@ -306,4 +319,5 @@ def analyze(query: str, now: datetime, known_entities: list[str] | None = None) 
         history_cues=find_history_cues(query),
         time_window=find_time_window(query, now),
         entities=entities,
+        about_user=is_about_user(query),
     )

@@ -203,7 +203,9 @@ class RecallPipeline:
             in_window = window is not None and window.start <= memory.occurred_at < window.end
             evidence[mid] = Evidence(z=z, coverage=cover, in_window=in_window, standing=standing,
                                      rerank=reranked.get(mid) if reranked else None)
-        kept = apply_floor(evidence, cfg, history=bool(analysis.history_cues or window), size=corpus.size)
+        kept = apply_floor(
+            evidence, cfg, history=bool(analysis.history_cues or window or analysis.about_user), size=corpus.size
+        )
         keep = [(mid, score) for mid, score in ordered if mid in kept]
         if not keep:
             result = self.empty(query, namespace, analysis)

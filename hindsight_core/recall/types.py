@@ -22,6 +22,9 @@ class QueryAnalysis(BaseModel):
     history_cues: list[str] = Field(default_factory=list)
     time_window: TimeWindow | None = None
     entities: list[str] = Field(default_factory=list)
+    #: A question whose subject is the user ("Do I have any allergies?", "我住在哪？"): only memory can
+    #: answer it, so it asks for less evidence than an open request, like a history cue.
+    about_user: bool = False
 
     @property
     def has_history_cue(self) -> bool:

@@ -100,3 +100,14 @@ def test_entities_include_known_names_in_any_case() -> None:
 def test_absolute_dates(text: str, start: datetime, end: datetime) -> None:
     window = find_time_window(text, NOW)
     assert window is not None and (window.start, window.end) == (start, end)
+
+
+def test_questions_about_the_user_are_recognised() -> None:
+    from hindsight_core.recall.analysis import is_about_user
+
+    assert is_about_user("Do I have any allergies?")
+    assert is_about_user("Which database did we pick for billing?")
+    assert is_about_user("我对什么过敏？")
+    assert not is_about_user("How do I configure BGP peering on a Juniper router?")
+    assert not is_about_user("Can you help me write an email?")
+    assert not is_about_user("What is the capital of Peru?")

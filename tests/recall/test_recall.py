@@ -241,3 +241,12 @@ def test_recall_imports_stay_lazy() -> None:
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_a_question_about_the_user_finds_the_fact_without_shared_words(engine) -> None:
+    for text in ["I'm allergic to peanuts", "The weather is nice today", "Let's meet at the cafe on Friday",
+                 "My sister Anna lives in Toronto", "I prefer window seats on flights"]:
+        engine.record(text, namespace="user:q", session_id="s1")
+    hits = engine.recall("Do I have any allergies?", namespace="user:q", k=3).hits
+    assert [h.memory.content for h in hits][:1] == ["I'm allergic to peanuts"]
+    assert engine.recall("What is the capital of Peru?", namespace="user:q", k=3).hits == []
