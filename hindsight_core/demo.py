@@ -42,12 +42,9 @@ def main(argv: list[str] | None = None) -> None:
             for i, (role, text) in enumerate(turns):
                 clock_now[0] = start + timedelta(minutes=i)
                 hs.record(text, namespace="user:wanglei", session_id=session_id, role=role)
-            if hasattr(hs, "end_session"):
-                hs.end_session("user:wanglei", session_id)
-        if hasattr(hs, "consolidate"):
-            report = hs.consolidate("user:wanglei")
-            print(f"Consolidation: {report}\n")
-        print("Stored memories (layer / kind / status / indexed):")
+        report = hs.consolidate("user:wanglei")
+        print(f"Consolidation: {report.model_dump_json(exclude_none=True)}\n")
+        print("Stored memories (layer / kind / status / indexed); facts cite the episodes they came from:")
         for m in hs.store.select("namespace = ?", ("user:wanglei",), order="layer, seq"):
             flag = "indexed" if m.indexed else "kept, not indexed (small talk)"
             print(f"  {m.layer.value:<10} {m.kind.value:<10} {m.status.value:<10} {flag:<31} {m.content}")
@@ -55,11 +52,10 @@ def main(argv: list[str] | None = None) -> None:
         for m in hs.working("user:wanglei", "s2"):
             print(f"  [{m.role}] {m.content}")
         print("\nStats:", hs.stats().model_dump_json(indent=2, exclude_defaults=True))
-        if hasattr(hs, "recall"):
-            clock_now[0] += timedelta(minutes=5)
-            for question in QUESTIONS:
-                result = hs.recall(question, namespace="user:wanglei", session_id="s3", k=3)
-                print(f"\nQ: {question}\n{result.to_prompt() or '(nothing relevant)'}")
+        clock_now[0] += timedelta(minutes=5)
+        for question in QUESTIONS:
+            result = hs.recall(question, namespace="user:wanglei", session_id="s3", k=3)
+            print(f"\nQ: {question}\n{result.to_prompt() or '(nothing relevant)'}")
 
 
 if __name__ == "__main__":

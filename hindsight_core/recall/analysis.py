@@ -276,8 +276,8 @@ def find_time_window(text: str, now: datetime) -> TimeWindow | None:
 
 
 _EN_SELF_QUESTION = re.compile(
-    r"^\s*(?:(?:do|did|does|am|was|have|had|is|are|were)\s+(?:i|my|we|our)\b"
-    r"|(?:what|where|when|which|who|why)\b[^?]*\b(?:i|my|me|we|our|us)\b[^?]*\?)",
+    r"^\s*(?:(?:do|did|does|am|was|have|had|is|are|were)\s+(?:i|my)\b"
+    r"|(?:what|where|when|which|who|why)\b[^?]*\b(?:i|my|me)\b[^?]*\?)",
     re.IGNORECASE,
 )
 _ZH_SELF_QUESTION = re.compile(r"我[^，。！？]*(?:吗|呢|什么|哪|谁|几|多少|怎么|是否)|(?:什么|哪|谁|几|多少)[^，。！？]*我")

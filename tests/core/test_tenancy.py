@@ -29,6 +29,6 @@ def test_no_read_path_crosses_namespaces(tmp_path_factory, embedder, writes, que
         assert {h.memory_id for h in vector_hits} == {mid for mid, ns in owner.items() if ns == reader}
         for mid, namespace in owner.items():
             assert (hs.get(mid, namespace=reader) is not None) == (namespace == reader)
-        if hasattr(hs, "recall"):
-            result = hs.recall(query, namespace=reader, k=10)
-            assert all(hit.memory.namespace == reader for hit in result.hits)
+        result = hs.recall(query, namespace=reader, k=10)
+        assert all(hit.memory.namespace == reader for hit in result.hits)
+        assert all(c.superseded.namespace == reader for c in result.conflicts)

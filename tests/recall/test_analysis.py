@@ -106,7 +106,8 @@ def test_questions_about_the_user_are_recognised() -> None:
     from hindsight_core.recall.analysis import is_about_user
 
     assert is_about_user("Do I have any allergies?")
-    assert is_about_user("Which database did we pick for billing?")
+    assert is_about_user("Where does my sister live?")
+    assert not is_about_user("Which Kubernetes version are we running on the staging cluster?")
     assert is_about_user("我对什么过敏？")
     assert not is_about_user("How do I configure BGP peering on a Juniper router?")
     assert not is_about_user("Can you help me write an email?")
