@@ -249,6 +249,7 @@ class HindsightStore(BaseStore):
     def _prepare_put(self, op: PutOp) -> tuple[str, list[Memory], dict[str, Any] | None]:
         """Everything checked before anything changes: a refused put leaves the store as it was."""
         from hindsight_core.errors import InvalidInputError
+        from hindsight_core.lifecycle.api import PINNED
         from hindsight_core.validation import check_metadata, check_text
 
         engine_ns = self.engine_namespace(op.namespace)
@@ -276,6 +277,7 @@ class HindsightStore(BaseStore):
                 "index": text is not None,
                 "metadata": check_metadata(
                     {
+                        PINNED: True,  # an item is read back by key: the sweep must never archive it
                         ITEM_KEY: {
                             "namespace": list(op.namespace),
                             "key": op.key,

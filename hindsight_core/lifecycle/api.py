@@ -39,6 +39,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("hindsight.lifecycle")
 
 _DAY = 86_400.0
+#: Metadata flag that keeps a memory out of eviction (it still decays in ranking).
+PINNED = "pinned"
 
 
 class LifecycleMixin(Facet):
@@ -383,7 +385,8 @@ class LifecycleMixin(Facet):
         """Evict: expired ``state`` memories and memories whose activation fell below
         ``cold_log_activation`` after ``cold_idle_days`` idle become cold (out of the indexes, kept in the
         store); cold memories idle past ``archive_after_days`` go to the namespace's JSONL archive and are
-        deleted. Idle time runs from the last reinforcement (``activation.ref_time``)."""
+        deleted. Idle time runs from the last reinforcement (``activation.ref_time``). Memories whose
+        metadata sets ``"pinned": true`` (key/value items an application reads back by key) never fade out."""
         when = self.now() if now is None else aware(now, what="now")
         ns = None if namespace is None else check_namespace(namespace)
         cfg = self.config.lifecycle
@@ -425,7 +428,7 @@ class LifecycleMixin(Facet):
                     ts - cfg.cold_idle_days * _DAY,
                 ],
             ):
-                if m.id not in seen:
+                if m.id not in seen and not m.metadata.get(PINNED):
                     cooled.append(m.model_copy(update={"status": Status.COLD, "updated_at": when}))
         self._write(cooled, ts)
         report.cooled = len(cooled) - report.expired

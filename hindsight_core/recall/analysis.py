@@ -280,7 +280,9 @@ _EN_SELF_QUESTION = re.compile(
     r"|(?:what|where|when|which|who|why)\b[^?]*\b(?:i|my|me)\b[^?]*\?)",
     re.IGNORECASE,
 )
-_ZH_SELF_QUESTION = re.compile(r"我[^，。！？]*(?:吗|呢|什么|哪|谁|几|多少|怎么|是否)|(?:什么|哪|谁|几|多少)[^，。！？]*我")
+_ZH_SELF_QUESTION = re.compile(
+    r"我[^，。！？]*(?:吗|呢|什么|哪|谁|几|多少|怎么|是否)|(?:什么|哪|谁|几|多少)[^，。！？]*我"
+)
 
 
 def is_about_user(text: str) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -191,6 +192,17 @@ def test_items_are_durable_across_a_restart(tmp_path: Path, embedder: Any) -> No
         store = HindsightStore(engine)
         assert store.get(("users", "42"), "prefs").value == {"theme": "dark", "langs": ["fr", "en"]}  # type: ignore[union-attr]
         assert store.list_namespaces() == [("users", "42")]
+
+
+def test_items_survive_years_of_sweeps(tmp_path: Path, embedder: Any) -> None:
+    now = [datetime(2026, 1, 1, tzinfo=UTC)]
+    with Hindsight(tmp_path / "data", embedder=embedder, clock=lambda: now[0]) as engine:
+        store = HindsightStore(engine)
+        store.put(("users", "42"), "prefs", {"theme": "dark"})
+        for _ in range(3):
+            now[0] += timedelta(days=365)
+            engine.sweep()
+        assert store.get(("users", "42"), "prefs").value == {"theme": "dark"}  # type: ignore[union-attr]
 
 
 @dataclass

@@ -150,3 +150,14 @@ def test_forget_namespace_reaches_a_namespace_that_lives_only_in_the_archive(eng
     assert engine.find("user:gone") == []  # nothing left in the store: only the archive holds it
     assert engine.forget_namespace("user:gone") == 0
     assert not engine.archive_path("user:gone").exists()
+
+
+def test_pinned_memories_never_fade_out(engine: Hindsight, clock) -> None:
+    pinned = engine.record("Office wifi password is on the fridge.", "user:p", layer="semantic", kind="fact",
+                           metadata={"pinned": True})
+    loose = engine.record("The hallway light flickers.", "user:p", layer="semantic", kind="fact")
+    for _ in range(4):
+        clock.advance(days=365)
+        engine.sweep()
+    assert engine.get(pinned.id).status.value == "active"  # type: ignore[union-attr]
+    assert engine.get(loose.id) is None and engine.archive_path("user:p").exists()
