@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import argparse
 import platform
-import statistics
 import sys
 import tempfile
-import time
 import uuid
 import warnings
 from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _report import USER_TURNS as USER
+from _report import median_ms as _ms
+from _report import timed as _timed
 from _report import write_section
 from langchain_classic.memory import ConversationBufferMemory
 from langgraph.store.memory import InMemoryStore
@@ -26,26 +27,6 @@ from langgraph.store.memory import InMemoryStore
 from hindsight_core import Hindsight
 from hindsight_core.embeddings.e5 import E5Embedder
 from hindsight_langchain import HindsightMemory, HindsightStore
-
-USER = [
-    "I'm allergic to peanuts, quite badly.", "My budget for the Lisbon trip is 3000 euros.",
-    "我住在杭州，预算上限是3万元。", "Can you book a table for four on Friday?",
-    "What did I tell you about my allergies?", "周末想请几个朋友吃饭，帮我推荐个餐厅吧。",
-]
-
-
-def _ms(samples: list[float]) -> str:
-    ms = statistics.median(samples) * 1000
-    return f"{ms:.1f}" if ms >= 1 else f"{ms:.3f}"
-
-
-def _timed(fn: Callable[[int], object], n: int) -> list[float]:
-    out = []
-    for i in range(n):
-        start = time.perf_counter()
-        fn(i)
-        out.append(time.perf_counter() - start)
-    return out
 
 
 def main() -> None:
