@@ -71,7 +71,7 @@ def _snapshot(hs: Hindsight, facts: dict[str, str], hot_ids: set[str], created: 
     rows = hs.store.select("namespace = ?", (NS,))
     by_id = {m.id: m for m in rows}
     path = hs.archive_path(NS)
-    in_archive = {m.id for m, _, _ in archive.read(path)} if path.exists() else set()
+    in_archive = {m.id for m, _, _ in archive.read(path).records} if path.exists() else set()
     now = hs.now().timestamp()
     rate = hs.config.activation.rate(Layer.SEMANTIC)
 
@@ -129,7 +129,7 @@ def run(days: int = 365, extra_days: int = 90) -> dict[str, Any]:
                 frequent = {mid for mid in facts.values() if recalled[mid] >= FREQUENT}
                 snapshots.append(_snapshot(hs, facts, frequent, created, day))
         path = hs.archive_path(NS)
-        restored = hs.restore(path) if path.exists() else 0
+        restored = hs.restore(path).restored if path.exists() else 0
         after = dict(Counter(m.status.value for m in hs.store.select("namespace = ?", (NS,))))
         hs.close()
     return {

@@ -29,3 +29,8 @@ class BackendUnavailableError(HindsightError):
 
 class MissingExtraError(HindsightError, ImportError):
     """An optional dependency is not installed; the message names the extra to install."""
+
+
+class ArchiveError(HindsightError):
+    """An archive file could not be written or verified (a full disk, a permission, a bad file name); the
+    memories it was meant to hold stay in the store."""

@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any
 from ulid import ULID
 
 from hindsight_core.clock import aware, to_ts
-from hindsight_core.errors import InvalidInputError, MemoryNotFoundError
+from hindsight_core.errors import ArchiveError, InvalidInputError, MemoryNotFoundError
 from hindsight_core.facets import Facet
 from hindsight_core.lifecycle import archive, jobs
 from hindsight_core.lifecycle.integrate import Integrator, procedure_content, reinforced
 from hindsight_core.lifecycle.schema import ExtractionContext, ExtractionError, ExtractionResult, Extractor
-from hindsight_core.lifecycle.types import ConsolidationReport, SweepReport
+from hindsight_core.lifecycle.types import ConsolidationReport, RestoreReport, SweepReport
 from hindsight_core.lifecycle.worker import ConsolidationWorker
 from hindsight_core.text.entities import extract_entities
 from hindsight_core.text.normalize import fingerprint, normalize
@@ -99,11 +99,16 @@ class LifecycleMixin(Facet):
                 del self._since_trigger[key]
 
     def _holds_namespace(self, namespace: str) -> bool:
-        return super()._holds_namespace(namespace) or archive.archive_file(self._archive_root(), namespace).exists()
+        return super()._holds_namespace(namespace) or bool(archive.existing(self._archive_root(), namespace))
 
     def _after_forget_namespace(self, namespace: str) -> None:
+        """The erase has committed: a file that cannot be removed is logged, never raised over it."""
         super()._after_forget_namespace(namespace)
-        archive.archive_file(self._archive_root(), namespace).unlink(missing_ok=True)
+        for path in archive.existing(self._archive_root(), namespace):
+            try:
+                path.unlink(missing_ok=True)
+            except OSError as exc:
+                log.error("forget_namespace(%r): could not delete the archive %s: %s", namespace, path, exc)
 
     def _extend_stats(self, namespace: str, stats: NamespaceStats) -> None:
         super()._extend_stats(namespace, stats)
@@ -369,8 +374,9 @@ class LifecycleMixin(Facet):
         return Path(self.path) / self.config.lifecycle.archive_dir
 
     def archive_path(self, namespace: str) -> Path:
-        """Where ``sweep`` archives this namespace's memories (the file may not exist yet)."""
-        return archive.archive_file(self._archive_root(), check_namespace(namespace))
+        """Where ``sweep`` archives this namespace's memories (the file may not exist yet): a digest of
+        the namespace, or the name an older version gave the file until the next sweep renames it."""
+        return archive.locate(self._archive_root(), check_namespace(namespace))
 
     def _write(self, memories: Sequence[Memory], ts: float) -> None:
         if not memories:
@@ -442,9 +448,16 @@ class LifecycleMixin(Facet):
         for m in old:
             by_namespace[m.namespace].append(m)
         for space, memories in by_namespace.items():
-            path = archive.archive_file(self._archive_root(), space)
-            archive.append(path, archive.records(self.store, memories, when.isoformat(), "idle"))
             ids = [m.id for m in memories]
+            try:
+                path = archive.migrate(self._archive_root(), space)
+                archive.append(path, archive.records(self.store, memories, when.isoformat(), "idle"))
+            except (ArchiveError, OSError) as exc:
+                # the memories stay cold in the store; one namespace's disk trouble stops no other
+                log.error("sweep: archiving %d memories of %r failed, they stay cold: %s", len(ids), space, exc)
+                report.errors[space] = str(exc)
+                report.not_archived += len(ids)
+                continue
             with self.store.transaction() as tx:
                 tx.delete_memories(ids)
                 tx.enqueue([(m.id, space, m.layer.value, t, SYNC) for m in memories for t in TARGETS], ts)
@@ -457,13 +470,18 @@ class LifecycleMixin(Facet):
     async def asweep(self, now: datetime | None = None, *, namespace: str | None = None) -> SweepReport:
         return await asyncio.to_thread(self.sweep, now, namespace=namespace)
 
-    def restore(self, archive_path: str | Path) -> int:
-        """Bring an archive's memories back as active (fresh activation); returns how many. Memories
-        already in the store (restored before, or re-recorded under the same ``source_id``) are skipped.
-        A malformed archive raises before anything is restored."""
-        records = archive.read(Path(archive_path) if isinstance(archive_path, str) else archive_path)
+    def restore(self, archive_path: str | Path) -> RestoreReport:
+        """Bring an archive's memories back as active (fresh activation). Memories already in the store
+        (restored before, or re-recorded under the same ``source_id``) are skipped. Damaged lines (a torn
+        tail) do not stop the whole records around them: they are restored, and the damage reported. A
+        file with no record at all raises :class:`InvalidInputError` and restores nothing."""
+        contents = archive.read(Path(archive_path) if isinstance(archive_path, str) else archive_path)
+        records = contents.records
+        report = RestoreReport(path=str(archive_path), records=len(records), damaged=contents.damaged)
+        for damage in contents.damaged:
+            log.warning("restore: %s:%d is damaged (%s)", archive_path, damage.line, damage.reason)
         if not records:
-            return 0
+            return report
         present = set(self.store.get_many(m.id for m, _, _ in records))
         now = self.now()
         ts = to_ts(now)
@@ -498,8 +516,9 @@ class LifecycleMixin(Facet):
             )
             chosen.append((restored, ext))
             edges += memory_edges
+        report.skipped = len(records) - len(chosen)
         if not chosen:
-            return 0
+            return report
         with self.store.transaction() as tx:
             tx.insert_memories([m for m, _ in chosen], [e for _, e in chosen])
             if edges:
@@ -509,10 +528,11 @@ class LifecycleMixin(Facet):
                 ts,
             )
         self.outbox.apply([m.id for m, _ in chosen])
-        return len(chosen)
+        report.restored = len(chosen)
+        return report
 
-    async def arestore(self, archive_path: str | Path) -> int:
+    async def arestore(self, archive_path: str | Path) -> RestoreReport:
         return await asyncio.to_thread(self.restore, archive_path)
 
 
-__all__ = ["ConsolidationReport", "LifecycleMixin", "SweepReport"]
+__all__ = ["ConsolidationReport", "LifecycleMixin", "RestoreReport", "SweepReport"]

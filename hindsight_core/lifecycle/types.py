@@ -39,3 +39,25 @@ class SweepReport(BaseModel):
     archives: dict[str, str] = Field(default_factory=dict)  #: namespace → archive file written to
     cooled_ids: list[str] = Field(default_factory=list)
     archived_ids: list[str] = Field(default_factory=list)
+    #: namespace → why its archive could not be written; its memories stay cold in the store and the next
+    #: sweep tries again (the other namespaces are archived regardless)
+    errors: dict[str, str] = Field(default_factory=dict)
+    not_archived: int = 0  #: memories due for the archive that stayed in the store because of ``errors``
+
+
+class ArchiveDamage(BaseModel):
+    """A line of an archive file that is not a whole record (a torn tail, a garbled line)."""
+
+    line: int  #: 1-based line number
+    reason: str
+    recovered: bool = False  #: a whole record glued behind the torn part was read anyway
+
+
+class RestoreReport(BaseModel):
+    """What ``restore`` did: the whole records are restored even when some lines are damaged."""
+
+    path: str
+    records: int = 0  #: whole records in the file (one per memory id)
+    restored: int = 0  #: memories brought back as active
+    skipped: int = 0  #: records whose memory is already in the store (restored before, re-recorded)
+    damaged: list[ArchiveDamage] = Field(default_factory=list)  #: lines that could not be read

@@ -73,12 +73,12 @@ def test_idle_memories_go_cold_then_to_the_archive_and_come_back(engine: Hindsig
     assert engine.get(other.id) is not None  # the other namespace was not swept this time
     assert engine.get(kept.id) is not None and engine.get(kept.id).status == Status.ACTIVE  # type: ignore[union-attr]
 
-    assert engine.restore(path) == 1
+    assert engine.restore(path).restored == 1
     back = engine.get(idle.id)
     assert back is not None and back.status == Status.ACTIVE and back.source_ids == ["D1:1"]
     assert idle.id in engine.vectors.ids(Layer.EPISODIC.value, "user:s")
     assert engine.record("again", "user:s", source_id="D1:1").id == idle.id  # idempotency key came back too
-    assert engine.restore(path) == 0
+    assert engine.restore(path).restored == 0
 
 
 def test_state_memories_expire(engine: Hindsight, clock) -> None:
@@ -110,9 +110,9 @@ def test_malformed_archive_restores_nothing(engine: Hindsight, tmp_path: Path) -
             "updated_at": "2026-01-01T00:00:00Z",
         },
     }
-    bad.write_text(json.dumps(good) + "\n{not json\n", encoding="utf-8")
+    bad.write_text("{not json\n" + json.dumps({**good, "format": "other/1"}) + "\n", encoding="utf-8")
     with pytest.raises(InvalidInputError):
-        engine.restore(bad)
+        engine.restore(bad)  # no whole record at all: not an archive
     assert engine.get("01ARZ3NDEKTSV4RRFFQ69G5FAV") is None
 
 
@@ -137,7 +137,7 @@ async def test_async_twins_sweep_restore_and_feedback(engine: Hindsight, clock) 
     clock.advance(days=200)
     report = await engine.asweep()
     assert report.archived_ids == [episode.id]
-    assert await engine.arestore(report.archives["user:as"]) == 1
+    assert (await engine.arestore(report.archives["user:as"])).restored == 1
 
 
 def test_forget_namespace_reaches_a_namespace_that_lives_only_in_the_archive(engine: Hindsight, clock) -> None:
