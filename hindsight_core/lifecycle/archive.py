@@ -68,7 +68,7 @@ def _is_file(path: Path | None) -> bool:
 
 def existing(root: Path, namespace: str) -> list[Path]:
     """The namespace's archive files that exist (the digest name, and a legacy one not yet migrated)."""
-    return [p for p in (archive_file(root, namespace), legacy_file(root, namespace)) if _is_file(p)]
+    return [p for p in (archive_file(root, namespace), legacy_file(root, namespace)) if p is not None and _is_file(p)]
 
 
 def locate(root: Path, namespace: str) -> Path:
