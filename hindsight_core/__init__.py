@@ -11,7 +11,6 @@ if TYPE_CHECKING:
     from hindsight_core.config import HindsightConfig
     from hindsight_core.engine import Hindsight, shared_engine
     from hindsight_core.errors import (
-        ArchiveError,
         BackendUnavailableError,
         HindsightError,
         InvalidInputError,
@@ -20,7 +19,7 @@ if TYPE_CHECKING:
         UnknownNamespaceError,
     )
     from hindsight_core.lifecycle.extractors import LLMExtractor, RuleExtractor
-    from hindsight_core.lifecycle.types import ConsolidationReport, RestoreReport, SweepReport
+    from hindsight_core.lifecycle.types import ConsolidationReport, SweepReport
     from hindsight_core.recall.types import Conflict, QueryAnalysis, RecallHit, RecallResult
     from hindsight_core.types import Edge, EdgeKind, Event, Kind, Layer, Memory, Stats, Status
 
@@ -42,14 +41,12 @@ _EXPORTS = {
     "MemoryNotFoundError": "hindsight_core.errors",
     "BackendUnavailableError": "hindsight_core.errors",
     "MissingExtraError": "hindsight_core.errors",
-    "ArchiveError": "hindsight_core.errors",
     "RecallResult": "hindsight_core.recall.types",
     "RecallHit": "hindsight_core.recall.types",
     "Conflict": "hindsight_core.recall.types",
     "QueryAnalysis": "hindsight_core.recall.types",
     "ConsolidationReport": "hindsight_core.lifecycle.types",
     "SweepReport": "hindsight_core.lifecycle.types",
-    "RestoreReport": "hindsight_core.lifecycle.types",
     "LLMExtractor": "hindsight_core.lifecycle.extractors",
     "RuleExtractor": "hindsight_core.lifecycle.extractors",
 }
