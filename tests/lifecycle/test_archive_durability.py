@@ -209,3 +209,23 @@ def test_an_archive_under_the_old_quoted_name_is_still_found_then_migrated(engin
     path.rename(legacy)
     assert engine.forget_namespace("user:legacy") == 0  # only the legacy archive holds it
     assert not legacy.exists()
+
+
+def test_forget_namespace_does_not_raise_over_a_completed_erase_when_the_archive_cannot_go(
+    engine: Hindsight, clock, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    _age(engine, clock, "user:stuck", 1)
+    engine.sweep()
+    path = engine.archive_path("user:stuck")
+    kept = engine.record("recorded after the sweep", "user:stuck").id
+    real_unlink = Path.unlink
+
+    def unlink(self: Path, missing_ok: bool = False) -> None:
+        if self == path:
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(self))
+        real_unlink(self, missing_ok=missing_ok)
+
+    monkeypatch.setattr(Path, "unlink", unlink)
+    assert engine.forget_namespace("user:stuck") == 1  # the erase committed: no exception over it
+    assert engine.get(kept) is None and engine.find("user:stuck") == []
+    assert any("could not delete the archive" in r.getMessage() for r in caplog.records)
