@@ -29,3 +29,7 @@ class BackendUnavailableError(HindsightError):
 
 class MissingExtraError(HindsightError, ImportError):
     """An optional dependency is not installed; the message names the extra to install."""
+
+
+class EngineClosedError(HindsightError):
+    """The engine (or its relational store) was closed; open a new ``Hindsight`` to continue."""
