@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import unicodedata
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -135,28 +136,37 @@ def test_limits_are_configurable(tmp_path: Path, embedder: Any) -> None:
             hs.record("fine text", namespace=NS, role="r" * 150)
 
 
+# Any code point, lone surrogates and control characters included, plus the spellings that escaped before.
+_CHARS = st.characters(categories=["L", "M", "N", "P", "S", "Z", "Cc", "Cf", "Cs"])
+_TRICKY = st.sampled_from(["u:1\n", "user:1\n", SURROGATE, "a\x00b", " ", "", "user\nsystem", "x=FF"])
+
+
+def _text(max_size: int) -> st.SearchStrategy[str]:
+    return _TRICKY | st.text(_CHARS, max_size=max_size)
+
+
 _JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text() | st.integers(), inner, max_size=4),
+    st.none() | st.booleans() | st.integers() | st.floats() | _text(8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_text(6) | st.integers(), inner, max_size=4),
     max_leaves=12,
 )
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
-    content=st.text(max_size=40) | st.binary(max_size=20),
-    namespace=st.text(max_size=12),
-    role=st.none() | st.text(max_size=12),
-    session_id=st.none() | st.text(max_size=12),
-    source_id=st.none() | st.text(max_size=12),
-    metadata=st.none() | st.dictionaries(st.text(max_size=6) | st.integers(), _JSON, max_size=3),
+    content=_text(40) | st.binary(max_size=20),
+    namespace=st.sampled_from(["u:1", "user:王磊"]) | _text(12),
+    role=st.none() | _text(12),
+    session_id=st.none() | _text(12),
+    source_id=st.none() | _text(12),
+    metadata=st.none() | st.dictionaries(_text(6) | st.integers(), _JSON, max_size=3),
 )
 def test_record_either_stores_or_refuses(
     audited: Hindsight, content: Any, namespace: str, role: str | None, session_id: str | None,
     source_id: str | None, metadata: Any,
 ) -> None:
     """Arbitrary text, namespaces and JSON-ish metadata: record succeeds, or raises InvalidInputError
-    and changes nothing. Never another exception."""
+    and changes nothing. Never another exception, and what is stored reads back as given."""
     before = audited.store.query("SELECT COUNT(*) FROM memories")[0][0]
     try:
         mem = audited.record(content, namespace=namespace, role=role, session_id=session_id, source_id=source_id,
@@ -164,5 +174,10 @@ def test_record_either_stores_or_refuses(
     except InvalidInputError:
         assert audited.store.query("SELECT COUNT(*) FROM memories")[0][0] == before
         return
+    if audited.store.query("SELECT COUNT(*) FROM memories")[0][0] == before:
+        return  # an earlier example already recorded this source_id in this namespace (idempotent)
     stored = audited.get(mem.id)
-    assert stored is not None and stored.namespace == namespace and stored.role == role
+    assert stored is not None and (stored.namespace, stored.role) == (namespace, role)
+    # namespaces and roles end up in Redis keys, filters, prompts and log lines: no control characters
+    assert not [ch for ch in namespace + (role or "") if unicodedata.category(ch) == "Cc"]
+    assert stored.metadata == (metadata or {})
