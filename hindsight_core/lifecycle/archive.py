@@ -16,6 +16,7 @@ from urllib.parse import quote
 from hindsight_core.errors import InvalidInputError
 from hindsight_core.store.sql import RelationalStore
 from hindsight_core.types import Edge, Memory
+from hindsight_core.validation import check_namespace
 
 FORMAT = "hindsight-archive/1"
 
@@ -81,6 +82,7 @@ def read(path: Path) -> list[tuple[Memory, str | None, list[Edge]]]:
                 if data.get("format") != FORMAT:
                     raise ValueError(f"unknown format {data.get('format')!r}")
                 memory = Memory.model_validate(data["memory"])
+                check_namespace(memory.namespace)  # a hand-edited archive must not bypass the namespace rules
                 edges = [Edge.model_validate(e) for e in data.get("edges", [])]
                 ext = data.get("external_id")
             except Exception as exc:

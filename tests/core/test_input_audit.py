@@ -3,9 +3,11 @@ naming the field, and leaves the store byte-for-byte as it was; nothing else esc
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 import unicodedata
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -53,6 +55,17 @@ def audited(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> Iterator
 
 
 Call = Callable[[Hindsight], object]
+
+
+def _forged_archive(hs: Hindsight, **changes: Any) -> Path:
+    """An archive file holding a copy of a stored memory with ``changes`` (what a hand edit could do)."""
+    from ulid import ULID
+
+    memory = hs.find(NS)[0].model_dump(mode="json") | {"id": str(ULID())} | changes
+    path = hs.path / f"forged-{uuid.uuid4().hex[:8]}.jsonl"
+    record = {"format": "hindsight-archive/1", "archived_at": "", "reason": "idle", "memory": memory, "edges": []}
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    return path
 
 BAD: list[tuple[str, Call, str]] = [
     # namespaces: the whole string must match (a trailing newline slipped through ``$``)
@@ -106,6 +119,8 @@ BAD: list[tuple[str, Call, str]] = [
     ("add_procedure trigger", lambda hs: hs.add_procedure("x" * 5_000, ["ok"], NS), "trigger"),
     ("restore not a path", lambda hs: hs.restore(5), "archive_path"),  # type: ignore[arg-type]
     ("restore NUL path", lambda hs: hs.restore("arch\x00ive"), "archive"),
+    ("restore forged namespace", lambda hs: hs.restore(_forged_archive(hs, namespace="u:1\n")), "namespace"),
+    ("restore forged surrogate", lambda hs: hs.restore(_forged_archive(hs, content="bad " + SURROGATE)), "Unicode"),
     # transcripts
     ("transcript key surrogate", lambda hs: hs.transcript(NS, SURROGATE), "transcript key"),
     ("edit_transcript deep", lambda hs: hs.edit_transcript(NS, "chat", lambda old: [*(old or []), _deep(5_000)]),
