@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from hindsight_core.engine import Hindsight, shared_engine
     from hindsight_core.errors import (
         BackendUnavailableError,
+        EngineClosedError,
         HindsightError,
         InvalidInputError,
         MemoryNotFoundError,
@@ -40,6 +41,7 @@ _EXPORTS = {
     "UnknownNamespaceError": "hindsight_core.errors",
     "MemoryNotFoundError": "hindsight_core.errors",
     "BackendUnavailableError": "hindsight_core.errors",
+    "EngineClosedError": "hindsight_core.errors",
     "MissingExtraError": "hindsight_core.errors",
     "RecallResult": "hindsight_core.recall.types",
     "RecallHit": "hindsight_core.recall.types",

@@ -38,6 +38,12 @@ class ActivationConfig(BaseModel):
 
 class WriteConfig(BaseModel):
     max_content_chars: int = 20_000
+    #: ``role`` is a speaker label ("user", "assistant", a tool name), not content.
+    max_role_chars: int = 64
+    #: Metadata limits: nesting depth (JSON encoders recurse, so depth is bounded before encoding) and
+    #: the size of the encoded JSON in bytes (metadata rides along with every read of the memory).
+    max_metadata_depth: int = 32
+    max_metadata_bytes: int = 64 * 1024
     default_importance: int = 3
     #: Token budget of ``working()`` (the session's recent turns, verbatim).
     working_budget_tokens: int = 1_000

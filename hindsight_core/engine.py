@@ -8,6 +8,8 @@ never blocks on SQLite, Chroma or the embedder."""
 from __future__ import annotations
 
 import asyncio
+import functools
+import inspect
 import logging
 import os
 import threading
@@ -23,7 +25,7 @@ from hindsight_core.activation.base import ActivationIndex
 from hindsight_core.clock import Clock, aware, system_clock, to_ts
 from hindsight_core.config import HindsightConfig
 from hindsight_core.embeddings.base import Embedder, resolve_embedder
-from hindsight_core.errors import InvalidInputError, UnknownNamespaceError
+from hindsight_core.errors import EngineClosedError, InvalidInputError, UnknownNamespaceError
 from hindsight_core.lifecycle.api import LifecycleMixin
 from hindsight_core.recall.api import RecallMixin
 from hindsight_core.store.sql import RelationalStore
@@ -45,11 +47,13 @@ from hindsight_core.types import (
     Status,
 )
 from hindsight_core.validation import (
+    check_id,
     check_importance,
     check_kind,
     check_layer,
     check_metadata,
     check_namespace,
+    check_role,
     check_session_id,
     check_text,
 )
@@ -158,11 +162,12 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin):
             )
         kind_ = check_kind(kind)
         session = check_session_id(session_id)
-        if role is not None and (not isinstance(role, str) or not role.strip()):
-            raise InvalidInputError("role must be a non-empty str or None")
+        role = check_role(role, max_chars=self.config.write.max_role_chars)
         if source_id is not None:
             source_id = check_text(source_id, what="source_id", max_chars=500)
-        meta = check_metadata(metadata)
+        meta = check_metadata(
+            metadata, max_depth=self.config.write.max_metadata_depth, max_bytes=self.config.write.max_metadata_bytes
+        )
         level = check_importance(self.config.write.default_importance if importance is None else importance)
         when = now if occurred_at is None else aware(occurred_at, what="occurred_at")
         ts_now = to_ts(now)
@@ -279,6 +284,8 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin):
         Every event is validated before the first one is written. ``on_commit`` is called after each
         batch is durable (an acknowledgement you can log)."""
         namespace = check_namespace(namespace)
+        if isinstance(events, str | bytes | Mapping) or not isinstance(events, Iterable):
+            raise InvalidInputError(f"events must be an iterable of events, got {type(events).__name__}")
         now = self.now()
         prepared: list[_Prepared] = []
         for index, raw in enumerate(events):
@@ -323,9 +330,7 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin):
     def get(self, memory_id: str, *, namespace: str | None = None) -> Memory | None:
         """The memory with this id, or ``None``. With ``namespace``, a memory of another namespace is
         ``None`` too (tenant wall)."""
-        if not isinstance(memory_id, str) or not memory_id:
-            raise InvalidInputError("memory_id must be a non-empty str")
-        memory = self.store.get(memory_id)
+        memory = self.store.get(check_id(memory_id))
         if memory is not None and namespace is not None and memory.namespace != check_namespace(namespace):
             return None
         return memory
@@ -385,9 +390,9 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin):
             raise InvalidInputError(f"limit must be a positive int or None, got {limit!r}")
         if source_ids is None:
             return self.store.select(" AND ".join(where), params, limit=limit)
-        if isinstance(source_ids, str) or not all(isinstance(k, str) for k in source_ids):
+        if isinstance(source_ids, str | bytes) or not isinstance(source_ids, Iterable):
             raise InvalidInputError("source_ids must be a sequence of str")
-        keys = list(dict.fromkeys(source_ids))
+        keys = list(dict.fromkeys(check_text(k, what="source_ids item", max_chars=500) for k in source_ids))
         if not keys:
             return []
         where.append(f"external_id IN ({', '.join('?' * len(keys))})")
@@ -505,6 +510,14 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin):
             except Exception as exc:  # closing must not raise over a backend already gone
                 log.debug("close: %s", exc)
 
+    def _ensure_open(self, operation: str) -> None:
+        if getattr(self, "_closed", False):
+            raise EngineClosedError(f"{operation}: this Hindsight engine at {str(self.path)!r} is closed")
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _guard_public_methods(cls, list(vars(cls)))
+
     def __enter__(self) -> Hindsight:
         return self
 
@@ -521,7 +534,10 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin):
     async def arecord_many(
         self, events: Iterable[Event | Mapping[str, Any] | str], namespace: str, **kwargs: Any
     ) -> list[Memory]:
-        return await asyncio.to_thread(self.record_many, list(events), namespace, **kwargs)
+        # Materialise a lazy iterable here, not in the worker thread; anything else is record_many's to refuse.
+        lazy = isinstance(events, Iterable) and not isinstance(events, str | bytes | Mapping)
+        batch = list(events) if lazy else events
+        return await asyncio.to_thread(self.record_many, batch, namespace, **kwargs)
 
     async def aget(self, memory_id: str, *, namespace: str | None = None) -> Memory | None:
         return await asyncio.to_thread(self.get, memory_id, namespace=namespace)
@@ -547,6 +563,46 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin):
     async def aclose(self) -> None:
         await asyncio.to_thread(self.close)
 
+
+#: Public methods that stay usable after ``close()``: closing again, and reading the clock.
+_OPEN_AFTER_CLOSE = frozenset({"close", "aclose", "now"})
+
+
+def _requires_open(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap a public method so a closed engine refuses it with :class:`EngineClosedError` on entry,
+    before any facet touches a closed backend (Chroma, Redis and the recall pipeline raise their own
+    errors, or silently reopen, when used after close)."""
+    if inspect.iscoroutinefunction(method):
+
+        @functools.wraps(method)
+        async def guarded_async(self: Hindsight, *args: Any, **kwargs: Any) -> Any:
+            self._ensure_open(method.__name__)
+            return await method(self, *args, **kwargs)
+
+        guarded: Callable[..., Any] = guarded_async
+    else:
+
+        @functools.wraps(method)
+        def guarded_sync(self: Hindsight, *args: Any, **kwargs: Any) -> Any:
+            self._ensure_open(method.__name__)
+            return method(self, *args, **kwargs)
+
+        guarded = guarded_sync
+    guarded.__dict__["_requires_open"] = True
+    return guarded
+
+
+def _guard_public_methods(cls: type, names: Iterable[str]) -> None:
+    """One mechanism for every public method of the engine, its facets and subclasses, sync and async."""
+    for name in names:
+        if name.startswith("_") or name in _OPEN_AFTER_CLOSE:
+            continue
+        method = inspect.getattr_static(cls, name)
+        if inspect.isfunction(method) and not method.__dict__.get("_requires_open"):
+            setattr(cls, name, _requires_open(method))
+
+
+_guard_public_methods(Hindsight, dir(Hindsight))
 
 _shared: Hindsight | None = None
 _shared_lock = threading.Lock()

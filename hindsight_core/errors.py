@@ -34,3 +34,7 @@ class MissingExtraError(HindsightError, ImportError):
 class ArchiveError(HindsightError):
     """An archive file could not be written or verified (a full disk, a permission, a bad file name); the
     memories it was meant to hold stay in the store."""
+
+
+class EngineClosedError(HindsightError):
+    """The engine (or its relational store) was closed; open a new ``Hindsight`` to continue."""

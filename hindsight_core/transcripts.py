@@ -20,7 +20,7 @@ from typing import Any
 from hindsight_core.clock import to_ts
 from hindsight_core.errors import InvalidInputError
 from hindsight_core.facets import Facet
-from hindsight_core.validation import MAX_NAMESPACE_CHARS, check_namespace, check_text
+from hindsight_core.validation import MAX_NAMESPACE_CHARS, check_json, check_namespace, check_text
 
 Entries = list[Any]
 
@@ -35,12 +35,8 @@ def _encode(entries: object) -> list[str]:
         raise InvalidInputError(f"a transcript is a list of JSON values, got {type(entries).__name__}")
     encoded: list[str] = []
     for index, entry in enumerate(entries):
-        try:
-            text = json.dumps(entry, ensure_ascii=False, allow_nan=False)
-            text.encode("utf-8")
-        except (TypeError, ValueError, UnicodeEncodeError) as exc:
-            raise InvalidInputError(f"transcript entry {index} is not JSON-serialisable: {exc}") from exc
-        encoded.append(text)
+        # Depth-checked like metadata (the encoder recurses); entries keep verbatim messages, so no size cap.
+        encoded.append(check_json(entry, what=f"transcript entry {index}", max_bytes=None))
     return encoded
 
 
@@ -84,6 +80,8 @@ class TranscriptMixin(Facet):
         new tail."""
         namespace = check_namespace(namespace)
         key = check_transcript_key(key)
+        if not callable(edit):
+            raise InvalidInputError(f"edit must be a callable, got {type(edit).__name__}")
         now = to_ts(self.now())
         with self.store.transaction() as tx:
             old = self._read_raw(namespace, key)

@@ -58,11 +58,28 @@ _MAX_K = 200  # the most recall ranks per call; candidates past it come back uns
 
 
 def _encode_label(label: str) -> str:
-    return "".join(ch if _SAFE.fullmatch(ch) else "".join(f"={b:02X}" for b in ch.encode()) for ch in label)
+    """Word characters and ``-`` stay; everything else, ``=`` included, becomes ``=XX`` per UTF-8 byte,
+    so each label has exactly one encoding."""
+    try:
+        return "".join(ch if _SAFE.fullmatch(ch) else "".join(f"={b:02X}" for b in ch.encode()) for ch in label)
+    except UnicodeEncodeError as exc:
+        from hindsight_core.errors import InvalidInputError
+
+        raise InvalidInputError(f"namespace label {label!r} is not valid Unicode (lone surrogate)") from exc
 
 
-def _decode_label(label: str) -> str:
-    return _ESCAPED.sub(lambda m: bytes.fromhex(m.group().replace("=", "")).decode(), label)
+def _decode_label(label: str) -> str | None:
+    """The label whose encoding is ``label``, or ``None`` when no label encodes to it.
+
+    Engine namespaces under the store's root can also be written directly through the engine
+    (``store:x=FF``); such a namespace is not one of the store's, and must not break every
+    ``search``/``list_namespaces``. Decoding is total: invalid UTF-8, or any spelling the encoder would
+    not produce (``x=41`` for ``xA``, lower-case hex), means "not ours"."""
+    try:
+        decoded = _ESCAPED.sub(lambda m: bytes.fromhex(m.group().replace("=", "")).decode(), label)
+    except UnicodeDecodeError:
+        return None
+    return decoded if _encode_label(decoded) == label else None
 
 
 def _string_leaves(value: Any) -> Iterator[str]:
@@ -157,11 +174,14 @@ class HindsightStore(BaseStore):
 
     def _spaces(self) -> list[tuple[str, tuple[str, ...]]]:
         head = f"{self.root}:"
-        return [
-            (ns, tuple(_decode_label(label) for label in ns[len(head) :].split("/")))
-            for ns in self.engine.namespaces()
-            if ns.startswith(head) and len(ns) > len(head)
-        ]
+        spaces: list[tuple[str, tuple[str, ...]]] = []
+        for ns in self.engine.namespaces():
+            if not ns.startswith(head) or len(ns) <= len(head):
+                continue
+            labels = [_decode_label(label) for label in ns[len(head) :].split("/")]
+            if all(label is not None for label in labels):  # else not a namespace this store wrote
+                spaces.append((ns, tuple(label for label in labels if label is not None)))
+        return spaces
 
     # -- items -----------------------------------------------------------------------------------
     @staticmethod

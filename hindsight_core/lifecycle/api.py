@@ -30,7 +30,7 @@ from hindsight_core.lifecycle.worker import ConsolidationWorker
 from hindsight_core.text.entities import extract_entities
 from hindsight_core.text.normalize import fingerprint, normalize
 from hindsight_core.types import PERSISTENT_LAYERS, Activation, Edge, EdgeKind, Kind, Layer, Memory, Status
-from hindsight_core.validation import check_importance, check_namespace, check_session_id, check_text
+from hindsight_core.validation import check_id, check_importance, check_namespace, check_session_id, check_text
 from hindsight_core.write.outbox import SYNC, TARGETS
 
 if TYPE_CHECKING:
@@ -333,9 +333,7 @@ class LifecycleMixin(Facet):
         reinforces it. Below ``procedure_min_confidence`` it goes cold (recall stops offering it)."""
         if not isinstance(success, bool):
             raise InvalidInputError(f"success must be a bool, got {type(success).__name__}")
-        if not isinstance(memory_id, str) or not memory_id:
-            raise InvalidInputError("memory_id must be a non-empty str")
-        memory = self.store.get(memory_id)
+        memory = self.store.get(check_id(memory_id))
         if memory is None or (namespace is not None and memory.namespace != check_namespace(namespace)):
             raise MemoryNotFoundError(f"no memory {memory_id!r}")
         if memory.kind != Kind.PROCEDURE:

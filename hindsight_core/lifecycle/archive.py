@@ -25,6 +25,7 @@ from hindsight_core.errors import ArchiveError, InvalidInputError
 from hindsight_core.lifecycle.types import ArchiveDamage
 from hindsight_core.store.sql import RelationalStore
 from hindsight_core.types import Edge, Memory
+from hindsight_core.validation import check_namespace
 
 FORMAT = "hindsight-archive/1"
 SUFFIX = ".jsonl"
@@ -144,6 +145,7 @@ def _parse(line: str) -> Record:
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ValueError(f"unknown format {data.get('format') if isinstance(data, dict) else data!r}")
     memory = Memory.model_validate(data["memory"])
+    check_namespace(memory.namespace)  # a hand-edited archive must not bypass the namespace rules
     edges = [Edge.model_validate(e) for e in data.get("edges", [])]
     ext = data.get("external_id")
     return memory, ext if isinstance(ext, str) else None, edges

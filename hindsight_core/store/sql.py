@@ -7,6 +7,7 @@ committed write survive a crash of the process and of the machine."""
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import threading
 import time
@@ -18,9 +19,12 @@ from typing import Any
 import numpy as np
 
 from hindsight_core.clock import from_ts, to_ts
+from hindsight_core.errors import BackendUnavailableError, EngineClosedError, InvalidInputError
 from hindsight_core.store.dialect import SQLITE, Dialect
 from hindsight_core.store.migrations import MIGRATIONS
 from hindsight_core.types import Activation, Edge, EdgeKind, Kind, Layer, Memory, Status
+
+log = logging.getLogger("hindsight")
 
 _COLUMNS = (
     "id, namespace, session_id, layer, kind, role, content, occurred_at, created_at, updated_at, importance, "
@@ -71,39 +75,81 @@ class RelationalStore:
         self.path = Path(path)
         self.dialect = dialect
         self._lock = threading.RLock()
-        self._conn = sqlite3.connect(
-            str(self.path), timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False
-        )
-        self._conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=FULL")
-        self._conn.execute("PRAGMA foreign_keys=ON")
+        self._closed = False
+        try:
+            self._conn = sqlite3.connect(
+                str(self.path), timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise BackendUnavailableError(f"SQLite open failed at {str(self.path)!r}: {exc}") from exc
+        with self._connection("open") as conn:
+            conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=FULL")
+            conn.execute("PRAGMA foreign_keys=ON")
         self.migrate()
 
     # -- plumbing --------------------------------------------------------------------------------
     def close(self) -> None:
         with self._lock:
+            self._closed = True
             self._conn.close()
 
-    def execute(self, statement: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
+    @contextmanager
+    def _connection(self, operation: str) -> Iterator[sqlite3.Connection]:
+        """Every use of the connection goes through here, so callers see the project's errors only.
+
+        After ``close`` the store refuses use with :class:`EngineClosedError`. A failing database (disk
+        I/O error, disk full, read-only file, locked past the busy timeout, a corrupt file) raises
+        :class:`BackendUnavailableError` naming the operation, cause chained. ``IntegrityError`` stays
+        as it is: it reports a constraint the caller may be racing on, not an unavailable backend;
+        ``ProgrammingError`` and ``InterfaceError`` are bugs in our SQL and stay loud. A string that
+        cannot be bound (a lone surrogate the validators did not stop) is bad input."""
         with self._lock:
-            return self._conn.execute(self.dialect.sql(statement), params)
+            if self._closed:
+                raise EngineClosedError(f"the relational store at {str(self.path)!r} is closed ({operation})")
+            try:
+                yield self._conn
+            except (sqlite3.IntegrityError, sqlite3.ProgrammingError, sqlite3.InterfaceError):
+                raise
+            except sqlite3.DatabaseError as exc:  # OperationalError, DataError, plain DatabaseError, ...
+                raise BackendUnavailableError(f"SQLite {operation} failed at {str(self.path)!r}: {exc}") from exc
+            except UnicodeEncodeError as exc:
+                raise InvalidInputError(f"a value for SQLite {operation} is not valid Unicode: {exc}") from exc
+
+    def execute(self, statement: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
+        with self._connection("execute") as conn:
+            return conn.execute(self.dialect.sql(statement), params)
 
     def query(self, statement: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        with self._lock:
-            return self._conn.execute(self.dialect.sql(statement), params).fetchall()
+        with self._connection("query") as conn:
+            return conn.execute(self.dialect.sql(statement), params).fetchall()
 
     @contextmanager
     def transaction(self) -> Iterator[RelationalStore]:
-        """One write transaction; commits on success, rolls back on any exception."""
+        """One write transaction; commits on success, rolls back on any exception.
+
+        A failed COMMIT (disk full, locked) can leave the transaction open; it is rolled back before the
+        error is raised, so the connection is usable for the next write."""
         with self._lock:
-            self._conn.execute(self.dialect.begin_write)
+            with self._connection("begin") as conn:
+                conn.execute(self.dialect.begin_write)
             try:
                 yield self
+                with self._connection("commit") as conn:
+                    conn.execute("COMMIT")
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                self._rollback()
                 raise
-            self._conn.execute("COMMIT")
+
+    def _rollback(self) -> None:
+        """Roll back what is open; a rollback that fails cannot hide the error that caused it."""
+        if self._closed or not self._conn.in_transaction:
+            return
+        try:
+            self._conn.execute("ROLLBACK")
+        except sqlite3.Error as exc:
+            log.warning("SQLite rollback failed at %s: %s", self.path, exc)
 
     def migrate(self) -> list[str]:
         applied: list[str] = []
@@ -128,8 +174,8 @@ class RelationalStore:
     def insert_memories(self, memories: Sequence[Memory], external_ids: Sequence[str | None] | None = None) -> None:
         placeholders = ", ".join("?" * _N_COLUMNS)
         keys = external_ids if external_ids is not None else [None] * len(memories)
-        with self._lock:
-            self._conn.executemany(
+        with self._connection("write") as conn:
+            conn.executemany(
                 self.dialect.sql(f"INSERT INTO memories ({_COLUMNS}) VALUES ({placeholders})"),
                 [_row(m, key) for m, key in zip(memories, keys, strict=True)],
             )
@@ -199,8 +245,8 @@ class RelationalStore:
 
     # -- edges -----------------------------------------------------------------------------------
     def add_edges(self, edges: Iterable[Edge]) -> None:
-        with self._lock:
-            self._conn.executemany(
+        with self._connection("write") as conn:
+            conn.executemany(
                 self.dialect.sql(
                     "INSERT INTO edges(src, dst, kind, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING"
                 ),
@@ -221,8 +267,8 @@ class RelationalStore:
 
     # -- embeddings ------------------------------------------------------------------------------
     def put_embeddings(self, model: str, vectors: dict[str, np.ndarray]) -> None:
-        with self._lock:
-            self._conn.executemany(
+        with self._connection("write") as conn:
+            conn.executemany(
                 self.dialect.sql("INSERT INTO embeddings(memory_id, model, vector) VALUES (?, ?, ?) "
                     "ON CONFLICT(memory_id) DO UPDATE SET model = excluded.model, vector = excluded.vector"),
                 [(mid, model, np.asarray(v, dtype=np.float32).tobytes()) for mid, v in vectors.items()],
@@ -243,8 +289,8 @@ class RelationalStore:
     # -- outbox ----------------------------------------------------------------------------------
     def enqueue(self, items: Iterable[tuple[str | None, str, str | None, str, str]], now: float) -> None:
         """Outbox rows ``(memory_id, namespace, layer, target, op)``; call inside the write's transaction."""
-        with self._lock:
-            self._conn.executemany(
+        with self._connection("write") as conn:
+            conn.executemany(
                 self.dialect.sql(
                     "INSERT INTO outbox(memory_id, namespace, layer, target, op, created_at) VALUES (?, ?, ?, ?, ?, ?)"
                 ),
