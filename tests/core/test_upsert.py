@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -61,3 +67,50 @@ async def test_aupsert(engine: Hindsight) -> None:
     a = await engine.aupsert("I am learning Korean.", "user:up5", source_id="lang")
     b = await engine.aupsert("I am learning Japanese.", "user:up5", source_id="lang")
     assert a.id == b.id and engine.get(a.id).content == "I am learning Japanese."  # type: ignore[union-attr]
+
+
+class _ReplaceWhileEmbedding:
+    """The real embedder; while it embeds ``text`` the first time, another thread replaces the memory
+    (its commit lands between the applier reading the old text and caching the old text's vector)."""
+
+    def __init__(self, inner: Any, text: str, replace: Callable[[], None], replaced: Callable[[], bool]) -> None:
+        self.inner, self.text, self.replace, self.replaced = inner, text, replace, replaced
+        self.name, self.dim = inner.name, inner.dim
+        self.thread: threading.Thread | None = None
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        vectors = self.inner.embed_documents(texts)
+        if self.text in texts and self.thread is None:
+            self.thread = threading.Thread(target=self.replace)
+            self.thread.start()
+            while not self.replaced():
+                time.sleep(0.01)
+        return vectors
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.inner.embed_query(text)
+
+
+def test_a_replace_racing_the_embedding_of_the_old_text_leaves_the_new_vector(
+    tmp_path: Path, clock: Any, embedder: Any
+) -> None:
+    old, new = "I play the violin every evening.", "My favourite food is spicy Sichuan hotpot."
+    holder: dict[str, Hindsight] = {}
+
+    def replace() -> None:
+        holder["hs"].upsert(new, "user:race", source_id="k", layer="semantic", kind="fact")
+
+    def replaced() -> bool:
+        found = holder["hs"].find("user:race", source_ids=["k"])
+        return bool(found) and found[0].content == new
+
+    racing = _ReplaceWhileEmbedding(embedder, old, replace, replaced)
+    with Hindsight(tmp_path / "data", clock=clock, embedder=racing) as hs:
+        holder["hs"] = hs
+        m = hs.upsert(old, "user:race", source_id="k", layer="semantic", kind="fact")
+        assert racing.thread is not None
+        racing.thread.join()
+        cached = hs.store.get_embeddings(embedder.name, [m.id])[m.id]
+        assert np.allclose(cached, embedder.embed_documents([new])[0], atol=1e-5)
+        hits = hs.recall("what does the user like to eat?", "user:race", k=1).hits
+        assert [h.memory.content for h in hits] == [new]
