@@ -207,6 +207,18 @@ class LifecycleMixin(Facet):
             time.sleep(min(0.1, left))
         return True
 
+    def _renew_lease(self, namespace: str, report: ConsolidationReport) -> bool:
+        """Extend the namespace's lease; when it ran out and another process took the namespace over,
+        mark the run failed, since writing on would duplicate that process's work."""
+        if leases.renew(
+            self.store, _lease_name(namespace), self._lease_owner, to_ts(self.now()),
+            self.config.lifecycle.consolidation_lease_s,
+        ):
+            return True
+        report.status = "failed"
+        report.error = "the consolidation lease ran out and another process took the namespace over"
+        return False
+
     def _consolidate_leased(self, namespace: str, session_id: str | None, trigger: str) -> ConsolidationReport:
         with self._consolidation_lock:
             report = ConsolidationReport(namespace=namespace, session_id=session_id, trigger=trigger)
@@ -245,12 +257,7 @@ class LifecycleMixin(Facet):
                         break
                 integrator.prime([m for r in upfront if isinstance(r, ExtractionResult) for m in r.memories])
             for index, batch in enumerate(batches):
-                if not leases.renew(
-                    self.store, _lease_name(namespace), self._lease_owner, to_ts(self.now()),
-                    self.config.lifecycle.consolidation_lease_s,
-                ):  # it ran out and another process took over: writing on would duplicate its work
-                    report.status = "failed"
-                    report.error = "the consolidation lease ran out and another process took the namespace over"
+                if not self._renew_lease(namespace, report):  # a slow batch gets a whole lease
                     break
                 context = ExtractionContext(namespace=namespace, existing=integrator.existing())
                 try:
@@ -268,6 +275,8 @@ class LifecycleMixin(Facet):
                     report.error = f"{kind}{exc}"[:2000]
                     break
                 report.llm_calls += result.llm_calls
+                if not self._renew_lease(namespace, report):  # lost while extracting: commit nothing
+                    break
                 report.extracted += len(result.memories)
                 now = self.now()
                 plan = integrator.integrate(batch, result.memories, now)

@@ -99,6 +99,38 @@ def test_consolidate_waits_for_a_live_lease_and_takes_an_expired_one_over(
     assert leases.holder(hs.store, f"consolidate:{NS}", clock().timestamp()) is None  # released at the end
 
 
+def test_a_run_that_lost_its_lease_commits_nothing_more(
+    make_engine: Callable[..., Hindsight], clock: Any
+) -> None:
+    from hindsight_core.lifecycle.rules import RuleExtractor
+
+    rules = RuleExtractor()
+    holder: dict[str, Hindsight] = {}
+
+    class Stalling:
+        """Stalls past the lease in its first batch, while another process takes the namespace over."""
+
+        name, uses_llm = "stalling", True
+        calls = 0
+
+        def extract(self, episodes: Any, context: Any) -> Any:
+            Stalling.calls += 1
+            if Stalling.calls == 1:
+                clock.advance(seconds=61)
+                assert leases.acquire(holder["hs"].store, f"consolidate:{NS}", "another-process",
+                                      clock().timestamp(), 60.0)
+            return rules.extract(episodes, context)
+
+    config = HindsightConfig(lifecycle=LifecycleConfig(batch_episodes=1, consolidation_lease_s=60.0))
+    hs = holder["hs"] = make_engine(config, extractor=Stalling(), background_consolidation=False)
+    hs.record("I'm allergic to peanuts.", NS, session_id="s1")
+    hs.record("I live in Lisbon.", NS, session_id="s1")
+    report = hs.consolidate(NS)
+    assert report.status == "failed" and "lease" in (report.error or "")
+    assert (report.episodes, _active_facts(hs)) == (0, [])
+    assert leases.holder(hs.store, f"consolidate:{NS}", clock().timestamp()) == "another-process"  # not released
+
+
 # -- real processes ------------------------------------------------------------------------------------
 def test_two_processes_consolidating_one_namespace_distill_each_fact_once(tmp_path: Path, embedder: Any) -> None:
     data, go = tmp_path / "data", tmp_path / "go"
