@@ -12,6 +12,7 @@ import functools
 import inspect
 import logging
 import os
+import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -326,6 +327,80 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin):
                 bar.close()
         return stored
 
+    def upsert(
+        self,
+        content: str,
+        namespace: str,
+        *,
+        source_id: str,
+        session_id: str | None = None,
+        role: str | None = "user",
+        occurred_at: datetime | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        layer: Layer | str = Layer.EPISODIC,
+        kind: Kind | str = Kind.TURN,
+        importance: int | None = None,
+        index: bool | None = None,
+    ) -> Memory:
+        """Record under ``source_id``, or replace the memory already stored under it, in one transaction.
+
+        ``record`` treats a known ``source_id`` as a re-run import and keeps the first value; a key/value
+        caller (a LangGraph store item) needs the new value instead. Replacing by forget + record would
+        leave a window, between two commits, in which a reader finds no memory and a crash keeps none:
+        here a reader sees the old or the new value and a crash leaves one of them. The replaced memory
+        keeps its id, ``created_at`` and access count; everything the caller gives is rewritten and
+        ``updated_at`` moves to now. Same arguments as :meth:`record`, ``source_id`` required."""
+        namespace = check_namespace(namespace)
+        if source_id is None:
+            raise InvalidInputError("upsert needs a source_id: it names the memory to replace")
+        if index is not None and not isinstance(index, bool):
+            raise InvalidInputError(f"index must be a bool or None, got {type(index).__name__}")
+        prepared = self._prepare(
+            content, namespace, session_id=session_id, role=role, occurred_at=occurred_at,
+            source_id=source_id, metadata=metadata, layer=layer, kind=kind, importance=importance, now=self.now(),
+            index=index,
+        )
+        memory, created = self._replace(namespace, prepared)
+        self.outbox.apply([memory.id])
+        self._sensory[(namespace, memory.session_id)] = memory
+        if created:
+            self._on_recorded(namespace, [memory])
+        return memory
+
+    def _replace(self, namespace: str, p: _Prepared) -> tuple[Memory, bool]:
+        """Insert ``p`` or rewrite the memory holding its key; returns the stored memory and whether it
+        is new. Two writers of one new key can both find it absent and both insert: the unique index on
+        (namespace, layer, external_id) refuses the second, which then retries and finds the first."""
+        assert p.external_id is not None
+        layer = p.memory.layer.value
+        now = to_ts(self.now())
+        for attempt in range(3):
+            try:
+                with self.store.transaction() as tx:
+                    existing = tx.by_external_ids(namespace, layer, [p.external_id]).get(p.external_id)
+                    if existing is None:
+                        tx.insert_memories([p.memory], [p.external_id])
+                        if p.memory.indexed:
+                            tx.enqueue([(p.memory.id, namespace, layer, t, SYNC) for t in TARGETS], now)
+                        return p.memory, True
+                    memory = p.memory.model_copy(
+                        update={
+                            "id": existing.id,
+                            "created_at": existing.created_at,
+                            "access_count": existing.access_count,
+                        }
+                    )
+                    tx.update_memory(memory)
+                    # The cached vector is keyed by memory id: left alone it would index the old text.
+                    tx.execute("DELETE FROM embeddings WHERE memory_id = ?", (memory.id,))
+                    # Both targets, indexed or not: an item that stops being indexed must leave them.
+                    tx.enqueue([(memory.id, namespace, layer, t, SYNC) for t in TARGETS], now)
+                    return memory, False
+            except sqlite3.IntegrityError:
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
     # -- read ------------------------------------------------------------------------------------
     def get(self, memory_id: str, *, namespace: str | None = None) -> Memory | None:
         """The memory with this id, or ``None``. With ``namespace``, a memory of another namespace is
@@ -538,6 +613,9 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin):
         lazy = isinstance(events, Iterable) and not isinstance(events, str | bytes | Mapping)
         batch = list(events) if lazy else events
         return await asyncio.to_thread(self.record_many, batch, namespace, **kwargs)
+
+    async def aupsert(self, content: str, namespace: str, **kwargs: Any) -> Memory:
+        return await asyncio.to_thread(self.upsert, content, namespace, **kwargs)
 
     async def aget(self, memory_id: str, *, namespace: str | None = None) -> Memory | None:
         return await asyncio.to_thread(self.get, memory_id, namespace=namespace)

@@ -313,26 +313,27 @@ class HindsightStore(BaseStore):
         )
 
     def _put(self, op: PutOp) -> None:
-        # Replace = forget + record under the same key; serialised so two threads writing one key
-        # cannot interleave (the key is an idempotency key: a second record would silently keep the first).
+        # Serialised so two threads writing one key keep the created_at/order the first put chose.
         with _PUT_LOCK:
             self._put_locked(op)
 
     def _put_locked(self, op: PutOp) -> None:
         engine_ns, existing, record = self._prepare_put(op)
-        for m in existing:
-            self.engine.forget(m.id, namespace=engine_ns)
-        if record is not None:
-            self.engine.record(
-                record["content"],
-                engine_ns,
-                layer=LAYER,
-                kind="fact",
-                role=None,
-                source_id=op.key,
-                metadata=record["metadata"],
-                index=record["index"],
-            )
+        if record is None:
+            for m in existing:
+                self.engine.forget(m.id, namespace=engine_ns)
+            return
+        # One transaction replaces the item: a reader never finds the key missing, a crash keeps one value.
+        self.engine.upsert(
+            record["content"],
+            engine_ns,
+            layer=LAYER,
+            kind="fact",
+            role=None,
+            source_id=op.key,
+            metadata=record["metadata"],
+            index=record["index"],
+        )
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         ops = list(ops)

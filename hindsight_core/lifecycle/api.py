@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from collections import defaultdict
 from collections.abc import Sequence
 from datetime import datetime
@@ -27,6 +28,7 @@ from hindsight_core.lifecycle.integrate import Integrator, procedure_content, re
 from hindsight_core.lifecycle.schema import ExtractionContext, ExtractionError, ExtractionResult, Extractor
 from hindsight_core.lifecycle.types import ConsolidationReport, RestoreReport, SweepReport
 from hindsight_core.lifecycle.worker import ConsolidationWorker
+from hindsight_core.store import leases
 from hindsight_core.text.entities import extract_entities
 from hindsight_core.text.normalize import fingerprint, normalize
 from hindsight_core.types import PERSISTENT_LAYERS, Activation, Edge, EdgeKind, Kind, Layer, Memory, Status
@@ -65,7 +67,9 @@ class LifecycleMixin(Facet):
             configure(max_retries=cfg.llm_max_retries, calls_per_minute=cfg.llm_calls_per_minute)
         self.extractor = extractor
         self._background = bool(background_consolidation)
-        self._consolidation_lock = threading.Lock()
+        # Re-entrant: ``_consolidate`` holds it while it takes the lease, the run itself takes it again.
+        self._consolidation_lock = threading.RLock()
+        self._lease_owner = leases.new_owner()
         self._since_trigger: dict[tuple[str, str | None], int] = defaultdict(int)
         self._counter_lock = threading.Lock()
         self._worker = ConsolidationWorker(self._run_background)
@@ -112,6 +116,7 @@ class LifecycleMixin(Facet):
 
     def _extend_stats(self, namespace: str, stats: NamespaceStats) -> None:
         super()._extend_stats(namespace, stats)
+        jobs.abandon(self.store, namespace, _lease_name(namespace), to_ts(self.now()))
         found = jobs.counts(self.store, namespace)
         found[jobs.PENDING] += self._worker.queued(namespace)
         stats.consolidation_jobs = found
@@ -157,6 +162,8 @@ class LifecycleMixin(Facet):
         report = self._consolidate(namespace, session_id, trigger)
         if report.status == "failed":
             log.warning("consolidation of %s/%s failed: %s", namespace, session_id, report.error)
+        elif report.status == "busy":
+            log.info("consolidation of %s/%s skipped: %s", namespace, session_id, report.error)
 
     def _unconsolidated(self, namespace: str, session_id: str | None) -> list[Memory]:
         where = (
@@ -176,10 +183,54 @@ class LifecycleMixin(Facet):
         return self.store.select(where, params, order="occurred_at, seq")
 
     def _consolidate(self, namespace: str, session_id: str | None, trigger: str) -> ConsolidationReport:
+        """Run under the namespace's consolidation lease, so that two processes (or engines) never
+        distill the same episodes: which episodes are still unconsolidated is read only once the lease
+        is ours. A manual call waits (bounded) for another holder, since its caller expects the work
+        done; the background worker does not wait (it serves every namespace from one thread) and
+        leaves the episodes to the holder's next run or the next trigger."""
+        with self._consolidation_lock:
+            name = _lease_name(namespace)
+            wait = self.config.lifecycle.consolidation_wait_s if trigger == "manual" else 0.0
+            if not self._take_lease(name, wait):
+                return ConsolidationReport(
+                    namespace=namespace, session_id=session_id, trigger=trigger, status="busy",
+                    error=f"another process is consolidating namespace {namespace!r}",
+                )
+            try:
+                jobs.abandon(self.store, namespace, name, to_ts(self.now()))
+                return self._consolidate_leased(namespace, session_id, trigger)
+            finally:
+                leases.release(self.store, name, self._lease_owner)
+
+    def _take_lease(self, name: str, wait_s: float) -> bool:
+        duration = self.config.lifecycle.consolidation_lease_s
+        deadline = time.monotonic() + wait_s
+        while not leases.acquire(self.store, name, self._lease_owner, to_ts(self.now()), duration):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            time.sleep(min(0.1, left))
+        return True
+
+    def _renew_lease(self, namespace: str, report: ConsolidationReport) -> bool:
+        """Extend the namespace's lease; when it ran out and another process took the namespace over,
+        mark the run failed, since writing on would duplicate that process's work."""
+        if leases.renew(
+            self.store, _lease_name(namespace), self._lease_owner, to_ts(self.now()),
+            self.config.lifecycle.consolidation_lease_s,
+        ):
+            return True
+        report.status = "failed"
+        report.error = "the consolidation lease ran out and another process took the namespace over"
+        return False
+
+    def _consolidate_leased(self, namespace: str, session_id: str | None, trigger: str) -> ConsolidationReport:
         with self._consolidation_lock:
             report = ConsolidationReport(namespace=namespace, session_id=session_id, trigger=trigger)
             episodes = self._unconsolidated(namespace, session_id)
-            report.job_id = jobs.create(self.store, namespace, session_id, trigger, to_ts(self.now()))
+            report.job_id = jobs.create(
+                self.store, namespace, session_id, trigger, to_ts(self.now()), owner=self._lease_owner
+            )
             if not episodes:
                 report.status = "empty"
                 jobs.finish(
@@ -211,6 +262,8 @@ class LifecycleMixin(Facet):
                         break
                 integrator.prime([m for r in upfront if isinstance(r, ExtractionResult) for m in r.memories])
             for index, batch in enumerate(batches):
+                if not self._renew_lease(namespace, report):  # a slow batch gets a whole lease
+                    break
                 context = ExtractionContext(namespace=namespace, existing=integrator.existing())
                 try:
                     if upfront:
@@ -227,6 +280,8 @@ class LifecycleMixin(Facet):
                     report.error = f"{kind}{exc}"[:2000]
                     break
                 report.llm_calls += result.llm_calls
+                if not self._renew_lease(namespace, report):  # lost while extracting: commit nothing
+                    break
                 report.extracted += len(result.memories)
                 now = self.now()
                 plan = integrator.integrate(batch, result.memories, now)
@@ -531,6 +586,10 @@ class LifecycleMixin(Facet):
 
     async def arestore(self, archive_path: str | Path) -> RestoreReport:
         return await asyncio.to_thread(self.restore, archive_path)
+
+
+def _lease_name(namespace: str) -> str:
+    return f"consolidate:{namespace}"
 
 
 __all__ = ["ConsolidationReport", "LifecycleMixin", "RestoreReport", "SweepReport"]

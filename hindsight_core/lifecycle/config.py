@@ -29,6 +29,13 @@ class LifecycleConfig(BaseModel):
     reinforce_weight: float = Field(default=0.5, ge=0.0)
     #: ``state`` memories ("I'm learning to swim") expire this long after they were stated.
     state_ttl_days: float = Field(default=30.0, gt=0.0)
+    #: Consolidating a namespace holds a lease in the relational store for this long, renewed between
+    #: batches, so two processes never distill the same episodes; a process that dies mid-job is taken
+    #: over once its lease runs out. It must outlast one batch (one LLM call with its retries).
+    consolidation_lease_s: float = Field(default=60.0, gt=0.0)
+    #: How long ``consolidate()`` waits for another process's lease on the namespace before returning
+    #: ``status="busy"``; the background worker does not wait.
+    consolidation_wait_s: float = Field(default=30.0, ge=0.0)
     # -- procedures -----------------------------------------------------------------------------------
     procedure_initial_confidence: float = Field(default=0.5, ge=0.0, le=1.0)
     #: ``feedback()`` moves confidence this share of the way towards 1 (success) or 0 (failure).

@@ -18,12 +18,14 @@ def create(
     trigger: str,
     now: float,
     status: str = RUNNING,
+    owner: str | None = None,
 ) -> int:
+    """A new job row; ``owner`` is the lease owner running it (see :func:`abandon`)."""
     with store.transaction() as tx:
         cursor = tx.execute(
             "INSERT INTO consolidation_jobs(namespace, session_id, trigger, status, attempts, created_at, "
-            "updated_at) VALUES (?, ?, ?, ?, 1, ?, ?)",
-            (namespace, session_id, trigger, status, now, now),
+            "updated_at, owner) VALUES (?, ?, ?, ?, 1, ?, ?, ?)",
+            (namespace, session_id, trigger, status, now, now, owner),
         )
         return int(cursor.lastrowid or 0)
 
@@ -51,6 +53,21 @@ def finish(
                 job_id,
             ),
         )
+
+
+def abandon(store: RelationalStore, namespace: str, lease: str, now: float) -> int:
+    """Mark failed the namespace's ``running`` jobs whose owner no longer holds the lease (its process
+    died, or it lost the lease): a job is only running while its owner renews the lease. What such a
+    job had not committed stays unconsolidated, so the next run takes it over. Returns how many."""
+    with store.transaction() as tx:
+        cursor = tx.execute(
+            "UPDATE consolidation_jobs SET status = ?, last_error = ?, updated_at = ? "
+            "WHERE namespace = ? AND status = ? AND NOT EXISTS (SELECT 1 FROM leases WHERE leases.name = ? "
+            "AND leases.owner = consolidation_jobs.owner AND leases.expires_at >= ?)",
+            (FAILED, "abandoned: its process stopped renewing the consolidation lease", now, namespace, RUNNING,
+             lease, now),
+        )
+        return int(cursor.rowcount or 0)
 
 
 def counts(store: RelationalStore, namespace: str) -> dict[str, int]:

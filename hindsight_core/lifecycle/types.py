@@ -10,13 +10,14 @@ from pydantic import BaseModel, Field
 
 class ConsolidationReport(BaseModel):
     """What one consolidation run did. ``status`` is ``failed`` when the extractor gave up (its error is
-    in ``error``): the batches before the failure are written, the rest stay unconsolidated."""
+    in ``error``): the batches before the failure are written, the rest stay unconsolidated. ``busy``: another
+    process held the namespace's consolidation lease for longer than the wait, and nothing was done."""
 
     namespace: str
     session_id: str | None = None
     job_id: int | None = None
     trigger: str = "manual"
-    status: Literal["done", "failed", "empty"] = "done"
+    status: Literal["done", "failed", "empty", "busy"] = "done"
     error: str | None = None
     episodes: int = 0  #: episodes consolidated (marked as distilled)
     batches: int = 0

@@ -136,4 +136,13 @@ MIGRATIONS: list[tuple[str, list[str]]] = [
             )""",
         ],
     ),
+    (
+        # Leases (hindsight_core/store/leases.py): one owner at a time for work on a namespace, such as
+        # consolidation, across processes; a job row names the owner whose lease covers it.
+        "0007_leases",
+        [
+            "CREATE TABLE leases (name TEXT PRIMARY KEY, owner TEXT NOT NULL, expires_at {real} NOT NULL)",
+            "ALTER TABLE consolidation_jobs ADD COLUMN owner TEXT",
+        ],
+    ),
 ]

@@ -159,7 +159,7 @@ class OutboxApplier:
             computed = self._embedder.embed_documents([m.content for m in chunk])
             fresh = {m.id: computed[i] for i, m in enumerate(chunk)}
             with self._store.transaction() as tx:
-                tx.put_embeddings(name, fresh)
+                tx.put_embeddings(name, _still_current(tx, chunk, fresh))
             vectors.update(fresh)
         return vectors
 
@@ -172,3 +172,13 @@ class OutboxApplier:
             groups[(m.namespace, m.layer.value)].append((m.id, activation_key(m.activation, rate)))
         for (namespace, layer), items in groups.items():
             self._activation.upsert(namespace, layer, items)
+
+
+def _still_current(
+    store: RelationalStore, embedded: Sequence[Memory], fresh: dict[str, np.ndarray]
+) -> dict[str, np.ndarray]:
+    """The vectors whose memory still holds the text that was embedded. Call inside the caching
+    transaction: a replace (``upsert``) committed while the embedder ran has already dropped the cached
+    vector, and caching the old text's vector under the same id would serve it from then on."""
+    current = store.get_many(fresh)
+    return {m.id: fresh[m.id] for m in embedded if m.id in current and current[m.id].content == m.content}
