@@ -330,8 +330,11 @@ class LifecycleMixin(Facet):
             raise InvalidInputError(f"success must be a bool, got {type(success).__name__}")
         if not isinstance(memory_id, str) or not memory_id:
             raise InvalidInputError("memory_id must be a non-empty str")
-        memory = self.store.get(memory_id)
-        if memory is None or (namespace is not None and memory.namespace != check_namespace(namespace)):
+        if namespace is None:
+            memory = self.store.get(memory_id)
+        else:
+            memory = self.store.get_many_in(check_namespace(namespace), [memory_id]).get(memory_id)
+        if memory is None:
             raise MemoryNotFoundError(f"no memory {memory_id!r}")
         if memory.kind != Kind.PROCEDURE:
             raise InvalidInputError(f"memory {memory_id!r} is a {memory.kind.value}, not a procedure")

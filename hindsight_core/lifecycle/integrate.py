@@ -153,7 +153,7 @@ class Integrator:
         ts: float,
     ) -> None:
         cited = [episodes[s] for s in item.source_ids if s in episodes]
-        sources = list(dict.fromkeys([e.id for e in cited] + [x for e in cited for x in e.source_ids]))
+        sources = list(dict.fromkeys(e.id for e in cited))
         layer = Layer.PROCEDURAL if item.kind == "procedure" else Layer.SEMANTIC
         kind = Kind(item.kind)
         fp = fingerprint(content)
@@ -318,7 +318,7 @@ class Integrator:
         if not stale:
             return
         known = {
-            **self.engine.store.get_many(s for s in stale if s not in plan.updated),
+            **self.engine.store.get_many_in(self.namespace, (s for s in stale if s not in plan.updated)),
             **{s: plan.updated[s] for s in stale if s in plan.updated},
         }
         for source in stale:
