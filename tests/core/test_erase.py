@@ -135,3 +135,31 @@ def test_a_vector_computed_for_an_erased_memory_is_not_cached(hs: Hindsight) -> 
     hs.forget(memory.id)
     hs.outbox.vectors_for([memory])
     assert hs.store.query("SELECT COUNT(*) FROM embeddings WHERE memory_id = ?", (memory.id,))[0][0] == 0
+
+
+def test_an_episode_erased_during_consolidation_does_not_come_back_as_a_fact(
+    tmp_path: Path, embedder: object
+) -> None:
+    from hindsight_core.lifecycle.rules import RuleExtractor
+
+    class ForgetsMidway(RuleExtractor):
+        """Extracts as usual, but the user erases the first episode before the batch is written."""
+
+        engine: Hindsight | None = None
+
+        def extract(self, episodes, context):  # type: ignore[no-untyped-def]
+            result = super().extract(episodes, context)
+            assert self.engine is not None and self.engine.forget(episodes[0].id)
+            return result
+
+    extractor = ForgetsMidway()
+    with Hindsight(tmp_path / "data", embedder=embedder, background_consolidation=False,
+                   extractor=extractor) as hs:
+        extractor.engine = hs
+        ns = "user:race"
+        cats = hs.record(CATS, ns, session_id="s1")
+        city = hs.record(CITY, ns, session_id="s1")
+        hs.consolidate(ns)
+        facts = hs.find(ns, layer=Layer.SEMANTIC)
+        assert facts and all(f.source_ids == [city.id] for f in facts)
+        assert _mentions(_sqlite(hs), [cats.id, "allergic to cats"]) == {cats.id: {f"{TOMBSTONES}.memory_id"}}
