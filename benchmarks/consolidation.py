@@ -86,12 +86,14 @@ def run(data: Path) -> dict[str, Any]:
                     dropped=report.dropped,
                 )
                 semantic = hs.store.select("namespace = ? AND layer = ?", (namespace, Layer.SEMANTIC.value))
+                # a fact cites episodes (memory ids); the LoCoMo dia_id is each episode's source_id
+                dia = {m.id: m.source_id for m in hs.find(namespace, layer=Layer.EPISODIC) if m.source_id}
                 kinds.update(m.kind.value for m in semantic if m.status == Status.ACTIVE)
                 totals["semantic_active"] += sum(1 for m in semantic if m.status == Status.ACTIVE)
                 totals["semantic_superseded"] += sum(1 for m in semantic if m.status == Status.SUPERSEDED)
-                totals["cited_dia_ids"] += len({s for m in semantic for s in m.source_ids if s.startswith("D")})
+                totals["cited_dia_ids"] += len({dia[s] for m in semantic for s in m.source_ids if s in dia})
                 examples += [
-                    f"{m.kind.value}: {m.content} ← {[s for s in m.source_ids if s.startswith('D')]}"
+                    f"{m.kind.value}: {m.content} ← {[dia[s] for s in m.source_ids if s in dia]}"
                     for m in semantic[:3]
                 ]
     return {

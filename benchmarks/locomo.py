@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hindsight_core import Hindsight, HindsightConfig
 from hindsight_core.recall.keyword import KeywordIndex, tokenize
+from hindsight_core.types import Memory
 
 SYSTEMS = ("hindsight", "vector", "bm25", "recency")
 
@@ -210,7 +211,7 @@ def run(conversations: list[Conversation], ks: Sequence[int], workdir: Path, pro
         n_turns += len(memories)
         ids = [m.id for m in memories]
         cost = {m.id: tokens.count(m.content) for m in memories}
-        dia = {m.id: m.source_ids for m in memories}
+        dia = {m.id: [m.source_id] if m.source_id else [] for m in memories}
         bm25 = KeywordIndex([m.content for m in memories])
 
         def timed(name: str, q: Question, fn: Callable[[], list[str]], dia: dict[str, list[str]] = dia,
@@ -223,7 +224,7 @@ def run(conversations: list[Conversation], ks: Sequence[int], workdir: Path, pro
             t0 = time.perf_counter()
             res = hs.recall(q.text, namespace, k=kmax, budget_tokens=100_000, now=conv.now)
             elapsed = time.perf_counter() - t0
-            ranked = [(h.memory.source_ids, tokens.count(_body(h.text))) for h in res.hits]
+            ranked = [(_evidence(h.memory, dia), tokens.count(_body(h.text))) for h in res.hits]
             scores["hindsight"].add(q.category, q.evidence, ranked, ks, elapsed)
             timed("vector", q, partial(_vector_top, hs, namespace, q.text, kmax))
             timed("bm25", q, partial(_bm25_top, bm25, ids, q.text, kmax))
@@ -263,8 +264,21 @@ def _recent(ids: list[str], k: int) -> list[str]:
 
 
 def _body(text: str) -> str:
-    """The memory text of an injected line, without its date label (baselines carry none either)."""
-    return re.sub(r"^- \[[^\]]*\] ", "", text)
+    """The memory text of an injected line, without its date label and quoting (baselines carry
+    neither)."""
+    quoted = re.sub(r"^- \[[^\]]*\] ", "", text)
+    try:
+        body, _ = json.JSONDecoder().raw_decode(quoted)
+    except ValueError:
+        return quoted
+    return body if isinstance(body, str) else quoted
+
+
+def _evidence(memory: Memory, dia: dict[str, list[str]]) -> list[str]:
+    """The dia_ids a recalled memory covers: an episode's own ``source_id``, a distilled memory's
+    through the episodes it cites (its ``source_ids`` are memory ids)."""
+    own = [memory.source_id] if memory.source_id else []
+    return own + [d for s in memory.source_ids for d in dia.get(s, [])]
 
 
 def _complete(hs: Hindsight, namespace: str, conv: Conversation) -> bool:

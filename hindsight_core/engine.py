@@ -187,7 +187,7 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin):
             importance=level,
             # Imported history starts as old as it is: it decays from when it happened.
             activation=Activation(log_base=log_base, ref_time=min(to_ts(when), ts_now)),
-            source_ids=[source_id] if isinstance(source_id, str) else [],
+            source_id=source_id if isinstance(source_id, str) else None,
             entities=extract_entities(text),
             fingerprint=fingerprint(text),
             indexed=not (layer_ == Layer.EPISODIC and is_small_talk(text)) if index is None else index,
@@ -405,10 +405,10 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin):
     def get(self, memory_id: str, *, namespace: str | None = None) -> Memory | None:
         """The memory with this id, or ``None``. With ``namespace``, a memory of another namespace is
         ``None`` too (tenant wall)."""
-        memory = self.store.get(check_id(memory_id))
-        if memory is not None and namespace is not None and memory.namespace != check_namespace(namespace):
-            return None
-        return memory
+        memory_id = check_id(memory_id)
+        if namespace is None:
+            return self.store.get(memory_id)
+        return self.store.get_many_in(check_namespace(namespace), [memory_id]).get(memory_id)
 
     def working(self, namespace: str, session_id: str, *, budget_tokens: int | None = None) -> list[Memory]:
         """The session's recent turns, verbatim, oldest first, within a token budget (working memory).
@@ -482,28 +482,41 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin):
 
     # -- forget ----------------------------------------------------------------------------------
     def forget(self, memory_id: str, *, namespace: str | None = None) -> bool:
-        """Delete one memory everywhere. Returns ``False`` when there was none (or it is in another
-        namespace than the one named)."""
+        """Erase one memory: no table keeps its content, vector or id but a tombstone (id, namespace,
+        time), and a distilled memory whose sources were all erased goes with it (facts that keep other
+        sources just lose this one). One transaction; the indexes drop the ids after commit. Returns
+        ``False`` when there was none (or it is in another namespace than the one named)."""
+        from hindsight_core.write.erase import closure, erase
+
         memory = self.get(memory_id, namespace=namespace)
         if memory is None:
             return False
+        now = to_ts(self.now())
         with self.store.transaction() as tx:
-            tx.delete_memories([memory.id])
-            tx.enqueue(
-                [(memory.id, memory.namespace, memory.layer.value, t, SYNC) for t in TARGETS], to_ts(self.now())
-            )
-        self.outbox.apply([memory.id])
-        self._sensory = {k: v for k, v in self._sensory.items() if v.id != memory.id}
+            erased, rewritten = closure(tx, memory.namespace, [memory.id])
+            ids = [mid for mid, _ in erased]
+            if not ids:  # erased by another caller between the read and the transaction
+                return False
+            erase(tx, memory.namespace, ids, rewritten, now)
+            tx.enqueue([(mid, memory.namespace, layer, t, SYNC) for mid, layer in erased for t in TARGETS], now)
+            self._forget_memories_extra(memory.namespace, ids)
+        self.outbox.apply(ids)
+        gone = set(ids)
+        self._sensory = {k: v for k, v in self._sensory.items() if v.id not in gone}
         return True
 
     def forget_namespace(self, namespace: str) -> int:
-        """Delete every memory of a namespace; returns how many. Unknown namespaces raise."""
+        """Erase every memory of a namespace (tombstones stay, as for ``forget``); returns how many.
+        Unknown namespaces raise."""
+        from hindsight_core.write.erase import tombstone
+
         namespace = check_namespace(namespace)
         if not (self.store.has_namespace(namespace) or self._holds_namespace(namespace)):
             raise UnknownNamespaceError(f"namespace {namespace!r} holds no memories")
         with self.store.transaction() as tx:
             ids = [r[0] for r in tx.query("SELECT id FROM memories WHERE namespace = ?", (namespace,))]
             tx.delete_memories(ids)
+            tombstone(tx, namespace, ids, to_ts(self.now()))
             tx.execute("DELETE FROM outbox WHERE namespace = ? AND op = ?", (namespace, SYNC))
             tx.enqueue([(None, namespace, None, t, PURGE) for t in TARGETS], to_ts(self.now()))
             self._forget_namespace_extra(namespace)

@@ -47,6 +47,9 @@ class Facet:
     def _forget_namespace_extra(self, namespace: str) -> None:
         """Inside the ``forget_namespace`` transaction: delete facet-owned rows of the namespace."""
 
+    def _forget_memories_extra(self, namespace: str, ids: list[str]) -> None:
+        """Inside the ``forget`` transaction: drop what the facet holds of these erased memories."""
+
     def _after_forget_namespace(self, namespace: str) -> None:
         """After the ``forget_namespace`` transaction committed: delete facet-owned files, which cannot
         roll back with the database."""

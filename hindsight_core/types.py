@@ -67,7 +67,12 @@ class Activation(BaseModel):
 
 
 class Memory(BaseModel):
-    """One memory, in any layer. ``source_ids`` is never empty for a semantic memory."""
+    """One memory, in any layer.
+
+    Two kinds of id, kept apart because mixing them let a caller's string resolve to another tenant's
+    memory: ``source_id`` is the caller's own id given to ``record(source_id=...)`` (an idempotency key,
+    never interpreted), ``source_ids`` is internal provenance — ids of memories of the same namespace a
+    distilled memory was drawn from (never empty for a consolidated memory)."""
 
     model_config = ConfigDict(use_enum_values=False)
 
@@ -85,6 +90,7 @@ class Memory(BaseModel):
     activation: Activation = Field(default_factory=Activation)
     access_count: int = 0
     source_ids: list[str] = Field(default_factory=list)
+    source_id: str | None = None
     entities: list[str] = Field(default_factory=list)
     fingerprint: str = ""
     status: Status = Status.ACTIVE

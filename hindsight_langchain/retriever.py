@@ -41,6 +41,7 @@ def hit_document(hit: RecallHit) -> Document:
             "channels": dict(hit.channels),
             "reason": hit.reason,
             "source_ids": list(m.source_ids),
+            "source_id": m.source_id,
             "sources": [s.content for s in hit.sources],
             "occurred_at": m.occurred_at.isoformat(),
             "importance": m.importance,

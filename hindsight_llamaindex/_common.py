@@ -140,6 +140,13 @@ def render_hits(hits: Sequence[RecallHit]) -> list[str]:
     return [hit.text or render_hit(hit.memory, hit.memory.content) for hit in hits]
 
 
+def render_prompt(lines: Sequence[str]) -> str:
+    """The block's text: the core's header and quoted lines (one rendering for every adapter)."""
+    from hindsight_core.recall.types import render_prompt as core_render_prompt
+
+    return core_render_prompt(lines)
+
+
 def hit_metadata(hit: RecallHit) -> dict[str, Any]:
     """The memory's identity and provenance, flat and JSON-safe (what a node or tool result carries)."""
     m = hit.memory
@@ -154,6 +161,7 @@ def hit_metadata(hit: RecallHit) -> dict[str, Any]:
         "importance": m.importance,
         "status": m.status.value,
         "source_ids": list(m.source_ids),
+        "source_id": m.source_id,
         "entities": list(m.entities),
         "score": hit.score,
         "channels": dict(hit.channels),

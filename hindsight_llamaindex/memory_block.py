@@ -20,6 +20,7 @@ from hindsight_llamaindex._common import (
     engine_ref,
     episode_events,
     render_hits,
+    render_prompt,
     resolve_engine,
 )
 
@@ -89,7 +90,7 @@ class HindsightMemoryBlock(BaseMemoryBlock[str]):
         if not result.hits:
             return ""
         lines = render_hits(result.hits)
-        text = "\n".join(lines)
+        text = render_prompt(lines)
         self._scored = {text: [(hit.score, line) for hit, line in zip(result.hits, lines, strict=True)]}
         return text
 
@@ -124,6 +125,6 @@ class HindsightMemoryBlock(BaseMemoryBlock[str]):
             freed += len(tokenizer(kept.pop(weakest)[1]))
         if not kept:
             return None
-        text = "\n".join(line for _, line in kept)
+        text = render_prompt([line for _, line in kept])
         self._scored[text] = kept
         return text

@@ -388,8 +388,12 @@ class LifecycleMixin(Facet):
         reinforces it. Below ``procedure_min_confidence`` it goes cold (recall stops offering it)."""
         if not isinstance(success, bool):
             raise InvalidInputError(f"success must be a bool, got {type(success).__name__}")
-        memory = self.store.get(check_id(memory_id))
-        if memory is None or (namespace is not None and memory.namespace != check_namespace(namespace)):
+        memory_id = check_id(memory_id)
+        if namespace is None:
+            memory = self.store.get(memory_id)
+        else:
+            memory = self.store.get_many_in(check_namespace(namespace), [memory_id]).get(memory_id)
+        if memory is None:
             raise MemoryNotFoundError(f"no memory {memory_id!r}")
         if memory.kind != Kind.PROCEDURE:
             raise InvalidInputError(f"memory {memory_id!r} is a {memory.kind.value}, not a procedure")

@@ -28,6 +28,7 @@ from hindsight_core.write.outbox import ACTIVATION, SYNC, TARGETS
 
 if TYPE_CHECKING:
     from hindsight_core.lifecycle.api import LifecycleMixin
+    from hindsight_core.store.sql import RelationalStore
 
 
 def procedure_content(trigger: str, steps: Sequence[str]) -> str:
@@ -153,7 +154,7 @@ class Integrator:
         ts: float,
     ) -> None:
         cited = [episodes[s] for s in item.source_ids if s in episodes]
-        sources = list(dict.fromkeys([e.id for e in cited] + [x for e in cited for x in e.source_ids]))
+        sources = list(dict.fromkeys(e.id for e in cited))
         layer = Layer.PROCEDURAL if item.kind == "procedure" else Layer.SEMANTIC
         kind = Kind(item.kind)
         fp = fingerprint(content)
@@ -318,7 +319,7 @@ class Integrator:
         if not stale:
             return
         known = {
-            **self.engine.store.get_many(s for s in stale if s not in plan.updated),
+            **self.engine.store.get_many_in(self.namespace, (s for s in stale if s not in plan.updated)),
             **{s: plan.updated[s] for s in stale if s in plan.updated},
         }
         for source in stale:
@@ -346,6 +347,8 @@ class Integrator:
         ts = to_ts(now)
         ids = [*plan.new, *plan.updated]
         with store.transaction() as tx:
+            if self._drop_erased(plan, tx):
+                ids = [*plan.new, *plan.updated]
             if plan.new:
                 tx.insert_memories(list(plan.new.values()))
             for m in plan.updated.values():
@@ -370,6 +373,39 @@ class Integrator:
                 ts,
             )
         self.engine.outbox.apply(ids)
+
+    def _drop_erased(self, plan: BatchPlan, tx: RelationalStore) -> bool:
+        """Take out of ``plan`` what was erased (``forget``) while the batch was being extracted: the
+        erased episodes, their place in other memories' sources, and new memories drawn only from them
+        (an erase must not come back as a fact). Returns whether anything was taken out."""
+        from hindsight_core.write.erase import erased_among
+
+        mentioned = [*plan.consolidated, *plan.updated, *(s for m in plan.new.values() for s in m.source_ids)]
+        mentioned += [s for m in plan.updated.values() for s in m.source_ids]
+        gone = erased_among(tx, mentioned)
+        if not gone:
+            return False
+        for mid, m in list(plan.new.items()):
+            sources = [s for s in m.source_ids if s not in gone]
+            if sources:
+                plan.new[mid] = m.model_copy(update={"source_ids": sources})
+            else:
+                gone.add(mid)
+                del plan.new[mid]
+                plan.vectors.pop(mid, None)
+                self.pool.pop(mid, None)
+        # an update in gone is erased; one superseded by a dropped memory keeps its stored state
+        for mid in [mid for mid, m in plan.updated.items() if mid in gone or m.superseded_by in gone]:
+            del plan.updated[mid]
+            plan.vector_sync.discard(mid)
+            self.pool.pop(mid, None)
+        for mid, m in list(plan.updated.items()):
+            if any(s in gone for s in m.source_ids):
+                plan.updated[mid] = m.model_copy(update={"source_ids": [s for s in m.source_ids if s not in gone]})
+        plan.consolidated = [mid for mid in plan.consolidated if mid not in gone]
+        plan.edges = [e for e in plan.edges if e.src not in gone and e.dst not in gone]
+        plan.vector_sync -= gone
+        return True
 
     @staticmethod
     def _layer_of(plan: BatchPlan, memory_id: str) -> str:

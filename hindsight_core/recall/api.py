@@ -128,6 +128,12 @@ class RecallMixin(Facet):
         self.store.execute("DELETE FROM recall_log WHERE namespace = ?", (namespace,))
         self.store.execute("DELETE FROM recall_injected WHERE namespace = ?", (namespace,))
 
+    def _forget_memories_extra(self, namespace: str, ids: list[str]) -> None:
+        super()._forget_memories_extra(namespace, ids)
+        if self._recall_pipeline is not None:
+            self._recall_pipeline.recorder.drop_memories(ids)
+            self._recall_pipeline.corpora.invalidate(namespace)
+
     def _extend_stats(self, namespace: str, stats: NamespaceStats) -> None:
         super()._extend_stats(namespace, stats)
         from hindsight_core.recall.log import health

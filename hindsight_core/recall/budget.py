@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from hindsight_core.recall.types import PROMPT_HEADER as HEADER
 from hindsight_core.recall.types import RecallHit
 from hindsight_core.text.tokens import TokenCounter
-
-HEADER = "Relevant memories (most relevant first):"
 
 
 def pack(

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from hindsight_core.config import HindsightConfig
 from hindsight_core.store.sql import RelationalStore
 from hindsight_core.types import Layer, NamespaceStats
+from hindsight_core.write.erase import erased_among
 from hindsight_core.write.outbox import ACTIVATION, SYNC, OutboxApplier
 
 
@@ -83,6 +84,14 @@ class RecallRecorder:
         with self._lock:
             self._pending.logs = [e for e in self._pending.logs if e.namespace != namespace]
 
+    def drop_memories(self, ids: Sequence[str]) -> None:
+        """Scrub erased memories from the buffered log entries and reinforcements (``forget``)."""
+        gone = set(ids)
+        with self._lock:
+            self._pending.logs = [_without(e, gone) for e in self._pending.logs]
+            for mid in gone:
+                self._pending.boosts.pop(mid, None)
+
     def flush(self) -> int:
         """Write the buffered log rows and reinforcements in one transaction; returns memories reinforced."""
         with self._flush_lock:
@@ -114,6 +123,11 @@ class RecallRecorder:
         touched: list[str] = []
         with self._store.transaction() as tx:
             if batch.logs:
+                # A recall that ran while its memories were being erased must not log their ids.
+                mentioned = [mid for e in batch.logs for mid in _mentions(e)]
+                gone = erased_among(tx, mentioned) if mentioned else set()
+                if gone:
+                    batch.logs = [_without(e, gone) for e in batch.logs]
                 # A namespace forgotten while this batch waited gets no rows back.
                 _many(tx,
                     "INSERT INTO recall_log(namespace, session_id, query, at, candidates, injected, scores, idle, "
@@ -185,3 +199,22 @@ def _many(tx: RelationalStore, statement: str, rows: Sequence[tuple[object, ...]
     """Rows of one transaction: no commit (and no fsync) between them."""
     for row in rows:
         tx.execute(statement, row)
+
+
+def _mentions(entry: LogEntry) -> set[str]:
+    ids = {str(c[0]) for ranked in entry.candidates.values() for c in ranked if c}
+    return ids | set(entry.injected) | set(entry.scores) | set(entry.idle)
+
+
+def _without(entry: LogEntry, gone: set[str]) -> LogEntry:
+    if not gone & _mentions(entry):
+        return entry
+    return LogEntry(
+        namespace=entry.namespace, session_id=entry.session_id, query=entry.query, at=entry.at,
+        candidates={
+            name: [c for c in ranked if not c or c[0] not in gone] for name, ranked in entry.candidates.items()
+        },
+        injected=[m for m in entry.injected if m not in gone],
+        scores={m: v for m, v in entry.scores.items() if m not in gone},
+        idle=[m for m in entry.idle if m not in gone],
+    )

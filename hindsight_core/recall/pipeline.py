@@ -179,8 +179,8 @@ class RecallPipeline:
             fused = {corpus.memories[i].id: float(combined[i]) for i in pool}
         ordered = sorted(fused.items(), key=lambda kv: -kv[1])[: max(cfg.per_channel, k * 2)]
         # fresh rows: activation moved since the snapshot, and a lifecycle run may have superseded one
-        fresh = self.store.get_many(mid for mid, _ in ordered)
-        ordered, replaced = self._live(ordered, fresh)
+        fresh = self.store.get_many_in(namespace, (mid for mid, _ in ordered))
+        ordered, replaced = self._live(ordered, fresh, namespace)
         # 4. rerank
         texts = [(mid, fresh[mid].content) for mid, _ in ordered]
         reranked = rerank(self.reranker, query, texts, cfg.rerank_top_n)
@@ -239,7 +239,7 @@ class RecallPipeline:
         # 6. conflicts: superseded memories are out of the indexes; report those whose successor is shown
         # 8. sources, then 9. budget
         injected, idle = pack(scored, k, budget_tokens, self.counter, render=self._render)
-        conflicts = self._conflicts(injected, replaced, fresh, corpus.has_superseded)
+        conflicts = self._conflicts(namespace, injected, replaced, fresh, corpus.has_superseded)
         result = RecallResult(query=query, namespace=namespace, hits=injected, conflicts=conflicts, analysis=analysis)
         result.tokens = self.counter.count(result.to_prompt())
         # 10. log and reinforce
@@ -269,7 +269,7 @@ class RecallPipeline:
         return found
 
     def _live(
-        self, ordered: list[tuple[str, float]], fresh: dict[str, Memory]
+        self, ordered: list[tuple[str, float]], fresh: dict[str, Memory], namespace: str
     ) -> tuple[list[tuple[str, float]], dict[str, str]]:
         """Drop candidates that are gone or no longer active; a superseded one hands its place to its
         successor. Returns the list and ``{successor id: superseded id}``."""
@@ -284,7 +284,9 @@ class RecallPipeline:
                 continue
             successor_id = memory.superseded_by
             if memory.status == Status.SUPERSEDED and successor_id:
-                successor = fresh.get(successor_id) or self.store.get(successor_id)
+                successor = fresh.get(successor_id) or self.store.get_many_in(namespace, [successor_id]).get(
+                    successor_id
+                )
                 if successor is not None and successor.status == Status.ACTIVE:
                     fresh[successor_id] = successor
                     out[successor_id] = max(score, out.get(successor_id, 0.0))
@@ -317,13 +319,13 @@ class RecallPipeline:
         body = truncate_to_tokens(hit.memory.content, cfg.max_memory_tokens, self.counter)
         excerpts: list[str] = []
         if hit.memory.layer != Layer.EPISODIC and hit.memory.source_ids:
-            sources = self.store.get_many(hit.memory.source_ids)
+            sources = self.store.get_many_in(hit.memory.namespace, hit.memory.source_ids)
             hit.sources = [sources[s] for s in hit.memory.source_ids if s in sources][: cfg.max_sources]
             excerpts = [truncate_to_tokens(s.content, cfg.source_excerpt_tokens, self.counter) for s in hit.sources]
         hit.text = render_hit(hit.memory, body, excerpts)
 
     def _conflicts(
-        self, injected: Sequence[RecallHit], replaced: dict[str, str], fresh: dict[str, Memory],
+        self, namespace: str, injected: Sequence[RecallHit], replaced: dict[str, str], fresh: dict[str, Memory],
         has_superseded: bool,
     ) -> list[Conflict]:
         if not injected or not (has_superseded or replaced):
@@ -332,7 +334,9 @@ class RecallPipeline:
         ids = list(by_id)
         marks = ", ".join("?" * len(ids))
         old = self.store.select(
-            f"superseded_by IN ({marks}) AND status = ?", [*ids, Status.SUPERSEDED.value], order="seq"
+            f"namespace = ? AND superseded_by IN ({marks}) AND status = ?",
+            [namespace, *ids, Status.SUPERSEDED.value],
+            order="seq",
         )
         conflicts = [Conflict(superseded=m, successor=by_id[m.superseded_by]) for m in old if m.superseded_by]
         seen = {c.superseded.id for c in conflicts}

@@ -137,6 +137,31 @@ MIGRATIONS: list[tuple[str, list[str]]] = [
         ],
     ),
     (
+        # Erase (``forget``): a tombstone per erased memory — its id, namespace and when, never content
+        # or vector — so index deletes still pending and late writers (a recall log flushed after the
+        # forget) can tell an erased id from an unknown one. Then provenance is separated from callers'
+        # ids: ``record(source_id=...)`` used to copy the caller's id into ``source_ids`` (and
+        # consolidation copied it on into facts), where it was later resolved as a memory id across
+        # namespaces. Episodes keep the caller's id in ``external_id`` only; other memories keep only
+        # entries that are not a caller's id of their own namespace.
+        "0005_erase_tombstones",
+        [
+            """CREATE TABLE erased_memories (
+                memory_id TEXT PRIMARY KEY, namespace TEXT NOT NULL, erased_at {real} NOT NULL
+            )""",
+            "CREATE INDEX ix_erased_ns ON erased_memories(namespace)",
+            "UPDATE memories SET source_ids = '[]' WHERE layer = 'episodic' AND source_ids != '[]'",
+            """UPDATE memories SET source_ids = (
+                SELECT COALESCE(json_group_array(j.value), '[]') FROM json_each(memories.source_ids) AS j
+                WHERE j.value IN (SELECT o.id FROM memories AS o WHERE o.namespace = memories.namespace)
+                   OR j.value NOT IN (
+                       SELECT o.external_id FROM memories AS o
+                       WHERE o.namespace = memories.namespace AND o.external_id IS NOT NULL
+                   )
+            ) WHERE layer != 'episodic' AND source_ids != '[]'""",
+        ],
+    ),
+    (
         # Leases (hindsight_core/store/leases.py): one owner at a time for work on a namespace, such as
         # consolidation, across processes; a job row names the owner whose lease covers it.
         "0007_leases",

@@ -53,7 +53,7 @@ def _memory(r: Sequence[Any]) -> Memory:
         activation=Activation(log_base=r[11], ref_time=r[12]), access_count=r[13],
         source_ids=json.loads(r[14]), entities=json.loads(r[15]), fingerprint=r[16], status=Status(r[17]),
         superseded_by=r[18], expires_at=None if r[19] is None else from_ts(r[19]), indexed=bool(r[20]),
-        metadata=json.loads(r[21]),
+        metadata=json.loads(r[21]), source_id=r[22],
     )
 
 
@@ -121,6 +121,10 @@ class RelationalStore:
         with self._connection("execute") as conn:
             return conn.execute(self.dialect.sql(statement), params)
 
+    def executemany(self, statement: str, rows: Iterable[Sequence[Any]]) -> None:
+        with self._connection("write") as conn:
+            conn.executemany(self.dialect.sql(statement), rows)
+
     def query(self, statement: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self._connection("query") as conn:
             return conn.execute(self.dialect.sql(statement), params).fetchall()
@@ -173,7 +177,7 @@ class RelationalStore:
     # -- memories --------------------------------------------------------------------------------
     def insert_memories(self, memories: Sequence[Memory], external_ids: Sequence[str | None] | None = None) -> None:
         placeholders = ", ".join("?" * _N_COLUMNS)
-        keys = external_ids if external_ids is not None else [None] * len(memories)
+        keys = external_ids if external_ids is not None else [m.source_id for m in memories]
         with self._connection("write") as conn:
             conn.executemany(
                 self.dialect.sql(f"INSERT INTO memories ({_COLUMNS}) VALUES ({placeholders})"),
@@ -209,6 +213,21 @@ class RelationalStore:
             chunk = ids[start : start + 500]
             marks = ", ".join("?" * len(chunk))
             for r in self.query(f"SELECT {_COLUMNS} FROM memories WHERE id IN ({marks})", chunk):
+                found[r[0]] = _memory(r)
+        return found
+
+    def get_many_in(self, namespace: str, ids: Iterable[str]) -> dict[str, Memory]:
+        """Like :meth:`get_many`, limited to one namespace in SQL: every read that serves a namespace
+        resolves ids through this, so an id of another tenant (or a caller string equal to one) finds
+        nothing."""
+        ids = list(dict.fromkeys(ids))
+        found: dict[str, Memory] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            for r in self.query(
+                f"SELECT {_COLUMNS} FROM memories WHERE namespace = ? AND id IN ({marks})", [namespace, *chunk]
+            ):
                 found[r[0]] = _memory(r)
         return found
 
@@ -267,11 +286,14 @@ class RelationalStore:
 
     # -- embeddings ------------------------------------------------------------------------------
     def put_embeddings(self, model: str, vectors: dict[str, np.ndarray]) -> None:
+        """Cache vectors of stored memories only: a vector computed for a memory erased meanwhile (a
+        recall snapshot or another process still held it) must not bring the erased content back."""
         with self._connection("write") as conn:
             conn.executemany(
-                self.dialect.sql("INSERT INTO embeddings(memory_id, model, vector) VALUES (?, ?, ?) "
+                self.dialect.sql("INSERT INTO embeddings(memory_id, model, vector) SELECT ?, ?, ? "
+                    "WHERE EXISTS (SELECT 1 FROM memories WHERE id = ?) "
                     "ON CONFLICT(memory_id) DO UPDATE SET model = excluded.model, vector = excluded.vector"),
-                [(mid, model, np.asarray(v, dtype=np.float32).tobytes()) for mid, v in vectors.items()],
+                [(mid, model, np.asarray(v, dtype=np.float32).tobytes(), mid) for mid, v in vectors.items()],
             )
 
     def get_embeddings(self, model: str, ids: Sequence[str]) -> dict[str, np.ndarray]:

@@ -23,7 +23,7 @@ def main() -> None:
     with open(ack_path, "a", encoding="utf-8") as ack, Hindsight(data, redis_url=redis_url) as hs:
 
         def acknowledge(batch: list) -> None:
-            ack.write("".join(f"{m.source_ids[0]}\n" for m in batch))
+            ack.write("".join(f"{m.source_id}\n" for m in batch))
             ack.flush()
             os.fsync(ack.fileno())
 

@@ -138,7 +138,7 @@ def test_redis_outage_during_writes(tmp_path: Path, embedder, private_redis: Red
             target=lambda: (_wait_for(lambda: len(acknowledged) >= 300), private_redis.stop())
         )
         stopper.start()
-        hs.record_many(events, namespace=NS, on_commit=lambda ms: acknowledged.extend(m.source_ids[0] for m in ms))
+        hs.record_many(events, namespace=NS, on_commit=lambda ms: acknowledged.extend(m.source_id for m in ms))
         stopper.join()
         assert len(acknowledged) == total, "writes must succeed while Redis is down"
         pending = hs.store.pending_count()

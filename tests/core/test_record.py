@@ -17,7 +17,7 @@ def test_record_returns_a_durable_memory_with_provenance(engine: Hindsight, cloc
     assert (mem.namespace, mem.session_id, mem.layer, mem.kind, mem.role) == (
         "user:1", "s1", Layer.EPISODIC, Kind.TURN, "user"
     )
-    assert mem.source_ids == ["D1:3"]
+    assert (mem.source_id, mem.source_ids) == ("D1:3", [])  # the caller's id is not provenance
     assert mem.created_at == clock() and mem.occurred_at == clock()
     assert mem.status is Status.ACTIVE and mem.indexed
     assert engine.get(mem.id) == mem
@@ -78,7 +78,7 @@ def test_record_many_bulk_import_with_acknowledgements(engine: Hindsight) -> Non
     acked: list[str] = []
     stored = engine.record_many(events, namespace="conv-26", on_commit=lambda ms: acked.extend(m.id for m in ms))
     assert len(stored) == 150 and acked == [m.id for m in stored]
-    assert [m.source_ids for m in stored[:2]] == [["D1:0"], ["D1:1"]]
+    assert [m.source_id for m in stored[:2]] == ["D1:0", "D1:1"]
     assert stored[3].occurred_at == start + timedelta(minutes=3)
     assert engine.vectors.count("episodic", "conv-26") == 150
     assert engine.activation.count("conv-26", "episodic") == 150

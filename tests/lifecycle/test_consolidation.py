@@ -28,8 +28,8 @@ def test_new_value_supersedes_old_and_takes_its_stale_episodes_along(engine: Hin
     assert old.status == Status.SUPERSEDED and old.superseded_by == new.id
     assert new.status == Status.ACTIVE
     # the semantic memory cites the episodes' ids and their own source ids (e.g. LoCoMo dia_ids)
-    assert set(old.source_ids) == {old_user.id, old_bot.id, "D1:1"}
-    assert set(new.source_ids) == {new_user.id, "D2:1"}
+    assert set(old.source_ids) == {old_user.id, old_bot.id}
+    assert set(new.source_ids) == {new_user.id}
     assert [(e.dst, e.kind) for e in engine.store.edges(new.id, kind=EdgeKind.SUPERSEDES)] == [
         (old.id, EdgeKind.SUPERSEDES)
     ]

@@ -52,7 +52,7 @@ def test_valid_reply_is_written_with_citations(make_engine: Callable[..., Hindsi
     assert (report.status, report.created, report.llm_calls) == ("done", 1, 1)
     (fact,) = _semantic(hs, "user:p")
     assert fact.content == "The user is allergic to peanuts" and fact.importance == 5
-    assert fact.source_ids == [episode.id, "D1:1"]
+    assert fact.source_ids == [episode.id]
     assert [e.dst for e in hs.store.edges(fact.id)] == [episode.id]
     assert _ids(llm.prompts[0]) == [episode.id]
 

@@ -75,7 +75,7 @@ def test_idle_memories_go_cold_then_to_the_archive_and_come_back(engine: Hindsig
 
     assert engine.restore(path).restored == 1
     back = engine.get(idle.id)
-    assert back is not None and back.status == Status.ACTIVE and back.source_ids == ["D1:1"]
+    assert back is not None and back.status == Status.ACTIVE and back.source_id == "D1:1"
     assert idle.id in engine.vectors.ids(Layer.EPISODIC.value, "user:s")
     assert engine.record("again", "user:s", source_id="D1:1").id == idle.id  # idempotency key came back too
     assert engine.restore(path).restored == 0
