@@ -146,28 +146,36 @@ class OutboxApplier:
         report.applied += len(rows)
 
     def _isolate(self, target: str, rows: list[OutboxItem], report: ApplyReport) -> None:
-        """Retry ``rows`` per memory (a purge on its own): the good ones apply, a failing one is charged."""
+        """Retry ``rows`` per memory (a purge on its own): the good ones apply, a failing one is charged.
+        When nothing applies, no row is singled out: that is the target (or the embedder) failing, and it
+        is handled like an outage. A row that is bad on its own is charged on a drain that also applies
+        other work."""
         groups: dict[object, list[OutboxItem]] = defaultdict(list)
         for item in rows:
             groups[item.memory_id if item.op == SYNC and item.memory_id else ("purge", item.id)].append(item)
-        limit = self._config.write.outbox_max_attempts
+        failures: list[tuple[list[OutboxItem], Exception]] = []
         for group in groups.values():
             try:
                 self._apply_target(target, group)
             except Exception as exc:
                 if unreachable(exc):
                     raise
-                error = f"{type(exc).__name__}: {exc}"
-                parked = self._store.charge(group, error, limit)
-                report.failed += len(group)
-                report.parked += parked
-                report.errors[target] = error
-                if parked:
-                    log.warning("%s index: parked outbox work for %s after %d attempts: %s",
-                                target, group[0].memory_id or group[0].namespace, limit, error)
+                failures.append((group, exc))
                 continue
             self._store.settle(group)
             report.applied += len(group)
+        if failures and len(failures) == len(groups):
+            raise failures[0][1]  # nothing applies: the target (or the embedder) is failing, not a row
+        limit = self._config.write.outbox_max_attempts
+        for group, cause in failures:
+            error = f"{type(cause).__name__}: {cause}"
+            parked = self._store.charge(group, error, limit)
+            report.failed += len(group)
+            report.parked += parked
+            report.errors[target] = error
+            if parked:
+                log.warning("%s index: parked outbox work for %s after %d attempts: %s",
+                            target, group[0].memory_id or group[0].namespace, limit, error)
 
     # -- per target ------------------------------------------------------------------------------
     def _apply_target(self, target: str, items: list[OutboxItem]) -> None:

@@ -52,12 +52,16 @@ def test_one_failing_row_is_isolated_charged_and_parked(tmp_path: Path, embedder
         assert hs.vectors.ids("episodic", NS) == good, "the good rows apply despite the bad one"
         (row,) = hs.store.pending(target="vector")
         assert row.memory_id == stored[2].id and row.attempts == 1
-        # an outage charges nobody
-        chroma.down = True
-        hs.outbox.apply(None, force=True)
-        assert hs.store.pending(target="vector")[0].attempts == 1
+        # an outage charges nobody, nor does a drain where nothing applies
+        for down in (True, False):
+            chroma.down = down
+            hs.outbox.apply(None, force=True)
+            assert hs.store.pending(target="vector")[0].attempts == 1
         chroma.down = False
-        for _ in range(2):
+        for i in range(2):  # traffic: each drain applies other work next to the bad row
+            chroma.down = True
+            hs.record(f"Delivery note {10 + i}: box {10 + i} waits", NS)
+            chroma.down = False
             hs.outbox.apply(None, force=True)
         stats = hs.stats()
         assert stats.outbox_pending == 0 and stats.outbox_parked == 1
@@ -71,7 +75,7 @@ def test_one_failing_row_is_isolated_charged_and_parked(tmp_path: Path, embedder
         chroma.poison = None
         assert hs.reconcile(verify=True).failed == 0
         assert hs.stats().outbox_parked == 0 and hs.store.pending_count() == 0
-        assert hs.vectors.ids("episodic", NS) == {m.id for m in stored} | {late.id}
+        assert len(hs.vectors.ids("episodic", NS)) == len(stored) + 3
 
 
 def test_record_forget_coalesces_and_drains_without_duplicate_ids(tmp_path: Path, embedder) -> None:
@@ -109,3 +113,29 @@ def test_reopening_an_old_outbox_with_duplicate_rows_coalesces_them(tmp_path: Pa
     with _engine(tmp_path, embedder, PoisonChroma(tmp_path / "chroma")) as hs:
         assert hs.store.pending_count() == 0
         assert hs.vectors.ids("episodic", NS) == set()
+
+
+class RefusingChroma(ChromaVectorIndex):
+    """The real Chroma index refusing every write with a non-connection error."""
+
+    refuse = False
+
+    def upsert(self, *args: Any, **kwargs: Any) -> None:
+        if self.refuse:
+            raise RuntimeError("index is read-only")
+        super().upsert(*args, **kwargs)
+
+
+def test_a_failure_of_every_row_parks_nothing(tmp_path: Path, embedder) -> None:
+    """When nothing applies the target is failing, not a row: nobody is charged, nothing is parked."""
+    chroma = RefusingChroma(tmp_path / "chroma")
+    with _engine(tmp_path, embedder, chroma, attempts=2) as hs:
+        chroma.refuse = True
+        stored = [hs.record(f"Meter reading {i}: {i * 111} kWh", NS) for i in range(4)]
+        for _ in range(4):
+            hs.outbox.apply(None, force=True)
+        assert hs.stats().outbox_parked == 0
+        assert {r.attempts for r in hs.store.pending(target="vector")} == {0}
+        chroma.refuse = False
+        assert hs.reconcile().failed == 0
+        assert hs.vectors.ids("episodic", NS) == {m.id for m in stored}
