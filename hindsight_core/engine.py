@@ -489,14 +489,15 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin):
         if intact is None or mark is None:
             return 0  # an index living in the relational store cannot lose data on its own
         try:
-            if intact():
+            dataset = self.store.dataset_id()
+            if intact(dataset):
                 return 0
             rows = self._activation_drift()
             if rows:
                 log.warning("activation index lost %d entries (restarted empty?); repairing", len(rows))
                 with self.store.transaction() as tx:
                     tx.enqueue(rows, to_ts(self.now()))
-            mark()  # after the repair work is durable in the outbox
+            mark(dataset)  # after the repair work is durable in the outbox
         except BackendUnavailableError as exc:  # down again: checked once more when it answers
             log.info("activation index check postponed: %s", exc)
             return 0

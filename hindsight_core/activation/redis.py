@@ -71,19 +71,19 @@ class RedisActivationIndex:
                 self._r.delete(*keys)
 
     # -- lost-data detection ---------------------------------------------------------------------
-    @property
-    def epoch_key(self) -> str:
-        return f"{self._prefix}:epoch"
+    def epoch_key(self, dataset: str) -> str:
+        return f"{self._prefix}:epoch:{dataset}"
 
-    def intact(self) -> bool:
-        """Whether the index still holds what was written: the marker :meth:`mark_intact` sets survives
-        exactly as long as the data does (a Redis restarted without persistence has neither)."""
+    def intact(self, dataset: str) -> bool:
+        """Whether the index still holds what data set ``dataset`` wrote: the marker :meth:`mark_intact`
+        sets survives exactly as long as the data does (a Redis restarted without persistence has
+        neither). Per data set, since several may share one Redis and prefix."""
         with _backend("exists"):
-            return bool(self._r.exists(self.epoch_key))
+            return bool(self._r.exists(self.epoch_key(dataset)))
 
-    def mark_intact(self) -> None:
+    def mark_intact(self, dataset: str) -> None:
         with _backend("set"):
-            self._r.set(self.epoch_key, "1")
+            self._r.set(self.epoch_key(dataset), "1")
 
     def ping(self) -> bool:
         try:

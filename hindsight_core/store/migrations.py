@@ -151,6 +151,9 @@ MIGRATIONS: list[tuple[str, list[str]]] = [
             "CREATE UNIQUE INDEX ux_outbox_sync ON outbox(memory_id, target) WHERE op = 'sync' "
             "AND memory_id IS NOT NULL",
             "CREATE INDEX ix_outbox_target ON outbox(target, parked, id)",
+            # Facts about the data set itself; ``dataset_id`` names it in shared backends (the activation
+            # index's "still intact" marker in Redis is per data set).
+            "CREATE TABLE engine_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
         ],
     ),
 ]

@@ -10,6 +10,7 @@ import json
 import sqlite3
 import threading
 import time
+import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -122,6 +123,16 @@ class RelationalStore:
                 self.execute("INSERT INTO schema_migrations(name, applied_at) VALUES (?, ?)", (name, time.time()))
                 applied.append(name)
         return applied
+
+    def dataset_id(self) -> str:
+        """A random id created with the data set, the same for every process that opens it."""
+        with self.transaction():
+            rows = self.query("SELECT value FROM engine_meta WHERE key = 'dataset_id'")
+            if rows:
+                return str(rows[0][0])
+            value = uuid.uuid4().hex
+            self.execute("INSERT INTO engine_meta(key, value) VALUES ('dataset_id', ?)", (value,))
+            return value
 
     def schema_version(self) -> list[str]:
         return [r[0] for r in self.query("SELECT name FROM schema_migrations ORDER BY name")]

@@ -102,6 +102,7 @@ def test_reopening_an_old_outbox_with_duplicate_rows_coalesces_them(tmp_path: Pa
         assert hs.forget(m.id)
         hs.store.execute("DROP INDEX ux_outbox_sync")
         hs.store.execute("DROP INDEX ix_outbox_target")
+        hs.store.execute("DROP TABLE engine_meta")
         hs.store.execute("DELETE FROM schema_migrations WHERE name = '0006_outbox_coalesce_park'")
         for _ in range(3):
             hs.store.execute(
