@@ -114,3 +114,21 @@ def test_vector_index_failing_degrades_recall_and_the_backlog_drains(
         hs.outbox.apply(None, force=True)
         assert hs.store.pending_count() == 0 and hs.stats().outbox_parked == 0
         assert hs.vectors.ids("episodic", NS) == set(ids)
+
+
+@pytest.mark.slow
+@pytest.mark.redis
+def test_data_sets_sharing_a_redis_each_repair_their_own_loss(
+    tmp_path: Path, embedder, private_redis: RedisServer
+) -> None:
+    ids: dict[str, set[str]] = {}
+    for name in ("a", "b"):
+        with Hindsight(tmp_path / name, redis_url=private_redis.url, embedder=embedder) as hs:
+            ids[name] = {hs.record(f"{text} ({name})", f"{NS}-{name}").id for text in FACTS}
+    private_redis.stop()
+    private_redis.start()  # empty
+    with Hindsight(tmp_path / "a", redis_url=private_redis.url, embedder=embedder) as hs:
+        assert {m for m, _ in hs.activation.top(f"{NS}-a", "episodic", 100)} == ids["a"]
+    with Hindsight(tmp_path / "b", redis_url=private_redis.url, embedder=embedder) as hs:
+        # a's marker must not vouch for b's data
+        assert {m for m, _ in hs.activation.top(f"{NS}-b", "episodic", 100)} == ids["b"]
