@@ -40,7 +40,7 @@ from hindsight_core.store.sql import RelationalStore
 from hindsight_core.text.tokens import TokenCounter, truncate_to_tokens
 from hindsight_core.types import Layer, Memory, Status
 from hindsight_core.vectors.base import VectorIndex
-from hindsight_core.write.outbox import ACTIVATION, VECTOR, OutboxApplier
+from hindsight_core.write.outbox import ACTIVATION, VECTOR, OutboxApplier, unreachable
 
 log = logging.getLogger("hindsight.recall")
 
@@ -102,6 +102,7 @@ class RecallPipeline:
         self._pool = ThreadPoolExecutor(max_workers=3, thread_name_prefix="hindsight-recall")
         #: Indexes currently failing for recall: warned once per outage, not once per recall.
         self._outage: set[str] = set()
+        self._outage_lock = threading.Lock()
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)
@@ -255,7 +256,10 @@ class RecallPipeline:
     def _activation_channel(self, inp: ch.ChannelInput, rates: dict[Layer, float], degraded: list[str]) -> ch.Ranked:
         try:
             ranked = ch.activation_channel(inp, self.activation, rates)
-        except Exception as exc:  # the index is derived: the relational store knows every activation
+        except Exception as exc:
+            if not unreachable(exc):
+                raise
+            # the index is derived: the relational store knows every activation
             self._failed(ACTIVATION, exc, degraded)
             return ch.activation_from_store(inp, self.store, rates)
         self._answered(ACTIVATION)
@@ -266,7 +270,10 @@ class RecallPipeline:
     ) -> ch.Ranked:
         try:
             ranked = ch.vector_channel(inp, self.vectors, query_vector)
-        except Exception as exc:  # the snapshot holds every vector the index holds
+        except Exception as exc:
+            if not unreachable(exc):
+                raise
+            # the snapshot holds every vector the index holds
             self._failed(VECTOR, exc, degraded)
             return ch.vector_from_snapshot(inp, similarities)
         self._answered(VECTOR)
@@ -274,7 +281,7 @@ class RecallPipeline:
 
     def _failed(self, index: str, exc: Exception, degraded: list[str]) -> None:
         degraded.append(index)
-        with self._lock:
+        with self._outage_lock:
             first = index not in self._outage
             self._outage.add(index)
         if first:
@@ -282,7 +289,7 @@ class RecallPipeline:
                         index, type(exc).__name__, exc)
 
     def _answered(self, index: str) -> None:
-        with self._lock:
+        with self._outage_lock:
             if index not in self._outage:
                 return
             self._outage.discard(index)
