@@ -49,6 +49,9 @@ class WriteConfig(BaseModel):
     working_budget_tokens: int = 1_000
     #: Events per transaction and per embedding batch in ``record_many``.
     batch_size: int = 64
+    #: A row that fails on its own (while the rest of its batch applies) this many times is parked: kept
+    #: with its error, shown in ``stats()``, skipped by drains until ``reconcile()`` retries it.
+    outbox_max_attempts: int = Field(default=5, ge=1)
 
 
 class HindsightConfig(BaseModel):

@@ -26,7 +26,7 @@ from hindsight_core.activation.base import ActivationIndex
 from hindsight_core.clock import Clock, aware, system_clock, to_ts
 from hindsight_core.config import HindsightConfig
 from hindsight_core.embeddings.base import Embedder, resolve_embedder
-from hindsight_core.errors import EngineClosedError, InvalidInputError, UnknownNamespaceError
+from hindsight_core.errors import BackendUnavailableError, EngineClosedError, InvalidInputError, UnknownNamespaceError
 from hindsight_core.lifecycle.api import LifecycleMixin
 from hindsight_core.recall.api import RecallMixin
 from hindsight_core.store.sql import RelationalStore
@@ -44,6 +44,7 @@ from hindsight_core.types import (
     LayerStats,
     Memory,
     NamespaceStats,
+    ParkedWork,
     Stats,
     Status,
 )
@@ -126,12 +127,14 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin):
                 activation_index = SqliteActivationIndex(self.store)
         self.activation: ActivationIndex = activation_index
         self.outbox = OutboxApplier(self.store, self.vectors, self.activation, self.embedder, self.config)
+        self.outbox.on_recovered = self._on_index_recovered
         self._sensory: dict[tuple[str, str | None], Memory] = {}
         self._closed = False
         self._close_lock = threading.Lock()
         self._init_facets(**facets)
         if reconcile_on_open:
             self.reconcile(verify=False)
+            self._repair_lost_activation()
 
     # -- time ------------------------------------------------------------------------------------
     def now(self) -> datetime:
@@ -532,6 +535,7 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin):
         Applies everything pending in the outbox (this part runs on open). With ``verify`` it also
         compares, per namespace and layer, the ids each index holds with the ids it should hold and
         repairs the difference — what an index restarted empty (Redis without persistence) needs."""
+        self.store.unpark()  # parked work gets a fresh set of attempts on demand
         report = self.outbox.apply(None, force=True)
         if not verify or report.failed:
             return report
@@ -564,6 +568,52 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin):
             report.errors.update(repaired.errors)
         return report
 
+    def _on_index_recovered(self, target: str) -> None:
+        """A target answers again after an outage: it may have come back empty."""
+        if target == ACTIVATION:
+            self._repair_lost_activation()
+
+    def _repair_lost_activation(self) -> int:
+        """Repair an activation index that lost its data (Redis restarted without persistence) without
+        waiting for ``reconcile(verify=True)``. The index keeps a marker that lives exactly as long as its
+        data, so the full comparison runs only when the marker is gone. Returns the entries re-queued."""
+        intact = getattr(self.activation, "intact", None)
+        mark = getattr(self.activation, "mark_intact", None)
+        if intact is None or mark is None:
+            return 0  # an index living in the relational store cannot lose data on its own
+        try:
+            dataset = self.store.dataset_id()
+            if intact(dataset):
+                return 0
+            rows = self._activation_drift()
+            if rows:
+                log.warning("activation index lost %d entries (restarted empty?); repairing", len(rows))
+                with self.store.transaction() as tx:
+                    tx.enqueue(rows, to_ts(self.now()))
+            mark(dataset)  # after the repair work is durable in the outbox
+        except BackendUnavailableError as exc:  # down again: checked once more when it answers
+            log.info("activation index check postponed: %s", exc)
+            return 0
+        if rows:
+            self.outbox.apply(None, force=True)
+        return len(rows)
+
+    def _activation_drift(self) -> list[tuple[str | None, str, str | None, str, str]]:
+        """Outbox rows for every memory whose presence in the activation index is wrong."""
+        rows: list[tuple[str | None, str, str | None, str, str]] = []
+        for namespace in self.store.namespaces():
+            for layer in PERSISTENT_LAYERS:
+                expected = {
+                    r[0]
+                    for r in self.store.query(
+                        "SELECT id FROM memories WHERE namespace = ? AND layer = ? AND status = ? AND indexed = 1",
+                        (namespace, layer.value, Status.ACTIVE.value),
+                    )
+                }
+                held = {mid for mid, _ in self.activation.top(namespace, layer.value, len(expected) + 10_000)}
+                rows += [(mid, namespace, layer.value, ACTIVATION, SYNC) for mid in expected ^ held]
+        return rows
+
     def stats(self, namespace: str | None = None) -> Stats:
         if namespace is not None:
             namespace = check_namespace(namespace)
@@ -571,6 +621,12 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin):
                 raise UnknownNamespaceError(f"namespace {namespace!r} holds no memories")
         where, params = ("namespace = ?", [namespace]) if namespace else ("1=1", [])
         stats = Stats(outbox_pending=self.store.pending_count())
+        parked = self.store.parked()
+        stats.outbox_parked = len(parked)
+        stats.outbox_errors = [
+            ParkedWork(memory_id=mid, target=target, op=op, attempts=attempts, error=error)
+            for _, mid, target, op, attempts, error in parked[:100]
+        ]
         for ns, layer, status, indexed, count in self.store.query(
             f"SELECT namespace, layer, status, indexed, COUNT(*) FROM memories WHERE {where} "
             "GROUP BY namespace, layer, status, indexed",

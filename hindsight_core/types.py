@@ -136,7 +136,20 @@ class NamespaceStats(BaseModel):
     recall_coverage: float | None = None
 
 
+class ParkedWork(BaseModel):
+    """Outbox work that failed on its own too often; ``reconcile()`` retries it."""
+
+    memory_id: str | None
+    target: str
+    op: str
+    attempts: int
+    error: str | None = None
+
+
 class Stats(BaseModel):
     namespaces: dict[str, NamespaceStats] = Field(default_factory=dict)
     outbox_pending: int = 0
     total: int = 0
+    #: Parked outbox rows (not counted in ``outbox_pending``) and, for the first 100, what failed.
+    outbox_parked: int = 0
+    outbox_errors: list[ParkedWork] = Field(default_factory=list)

@@ -9,11 +9,12 @@ from datetime import datetime
 
 import numpy as np
 
-from hindsight_core.activation.base import ActivationIndex, log_activation_from_key
+from hindsight_core.activation.base import KEY_EPOCH, ActivationIndex, log_activation_from_key
 from hindsight_core.clock import to_ts
 from hindsight_core.recall.corpus import Corpus
 from hindsight_core.recall.types import QueryAnalysis
-from hindsight_core.types import Layer
+from hindsight_core.store.sql import RelationalStore
+from hindsight_core.types import Layer, Status
 from hindsight_core.vectors.base import VectorIndex
 
 Ranked = list[tuple[str, float]]
@@ -123,3 +124,29 @@ def activation_channel(inp: ChannelInput, activation: ActivationIndex, rates: di
             if memory_id in inp.corpus.position:
                 merged[memory_id] = log_activation_from_key(key, rates[layer], now)
     return sorted(merged.items(), key=lambda kv: -kv[1])[: inp.n]
+
+
+# -- degraded twins: the same rankings from what the relational store and the snapshot hold -----------
+def activation_from_store(inp: ChannelInput, store: RelationalStore, rates: dict[Layer, float]) -> Ranked:
+    """The activation channel while its index is unreachable: each memory row holds its activation, and
+    ordering by the same key expression in SQL gives the index's order."""
+    now = to_ts(inp.now)
+    merged: dict[str, float] = {}
+    for layer in inp.layers:
+        if layer not in inp.corpus.layers:
+            continue
+        rate = rates[layer]
+        for memory_id, key in store.query(
+            "SELECT id, act_log_base + ? * (act_ref_time - ?) AS k FROM memories "
+            "WHERE namespace = ? AND layer = ? AND status = ? AND indexed = 1 ORDER BY k DESC, id DESC LIMIT ?",
+            (rate, KEY_EPOCH, inp.namespace, layer.value, Status.ACTIVE.value, int(inp.n)),
+        ):
+            if memory_id in inp.corpus.position:
+                merged[memory_id] = log_activation_from_key(float(key), rate, now)
+    return sorted(merged.items(), key=lambda kv: -kv[1])[: inp.n]
+
+
+def vector_from_snapshot(inp: ChannelInput, similarities: np.ndarray) -> Ranked:
+    """The vector channel while its index is unreachable: an exact scan of the snapshot's vectors
+    (``similarities`` = snapshot vectors @ query), which is what the index approximates."""
+    return _top(inp, list(range(inp.corpus.size)), similarities)

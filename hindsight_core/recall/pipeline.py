@@ -40,7 +40,7 @@ from hindsight_core.store.sql import RelationalStore
 from hindsight_core.text.tokens import TokenCounter, truncate_to_tokens
 from hindsight_core.types import Layer, Memory, Status
 from hindsight_core.vectors.base import VectorIndex
-from hindsight_core.write.outbox import OutboxApplier
+from hindsight_core.write.outbox import ACTIVATION, VECTOR, OutboxApplier, unreachable
 
 log = logging.getLogger("hindsight.recall")
 
@@ -100,6 +100,9 @@ class RecallPipeline:
         self._prototypes: dict[str, tuple[np.ndarray, list[bool]]] | None = None
         self._lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=3, thread_name_prefix="hindsight-recall")
+        #: Indexes currently failing for recall: warned once per outage, not once per recall.
+        self._outage: set[str] = set()
+        self._outage_lock = threading.Lock()
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)
@@ -140,10 +143,11 @@ class RecallPipeline:
         # 2. channels, concurrently: keyword and activation need no query vector
         bm25 = self._pool.submit(corpus.keyword.scores, terms)
         rates = {layer: self.config.activation.rate(layer) for layer in Layer}
-        heat = self._pool.submit(ch.activation_channel, inp, self.activation, rates)
+        degraded: list[str] = []
+        heat = self._pool.submit(self._activation_channel, inp, rates, degraded)
         query_vector = embedding.result()
-        vector = self._pool.submit(ch.vector_channel, inp, self.vectors, query_vector)
         similarities = corpus.vectors @ query_vector
+        vector = self._pool.submit(self._vector_channel, inp, query_vector, similarities, degraded)
         english, chinese = self.background()
         base = LanguageBaselines(query_vector, english, chinese)
         z_background = base.z_array(similarities, corpus.cjk_mask)
@@ -209,6 +213,7 @@ class RecallPipeline:
         keep = [(mid, score) for mid, score in ordered if mid in kept]
         if not keep:
             result = self.empty(query, namespace, analysis)
+            result.degraded = sorted(degraded)
             self._record(result, session_id, now, rankings, [], {})
             return result
         # 5. final score
@@ -240,11 +245,57 @@ class RecallPipeline:
         # 8. sources, then 9. budget
         injected, idle = pack(scored, k, budget_tokens, self.counter, render=self._render)
         conflicts = self._conflicts(namespace, injected, replaced, fresh, corpus.has_superseded)
-        result = RecallResult(query=query, namespace=namespace, hits=injected, conflicts=conflicts, analysis=analysis)
+        result = RecallResult(query=query, namespace=namespace, hits=injected, conflicts=conflicts, analysis=analysis,
+                              degraded=sorted(degraded))
         result.tokens = self.counter.count(result.to_prompt())
         # 10. log and reinforce
         self._record(result, session_id, now, rankings, idle, {h.memory.id: h.score for h in injected})
         return result
+
+    # -- degraded channels -----------------------------------------------------------------------
+    def _activation_channel(self, inp: ch.ChannelInput, rates: dict[Layer, float], degraded: list[str]) -> ch.Ranked:
+        try:
+            ranked = ch.activation_channel(inp, self.activation, rates)
+        except Exception as exc:
+            if not unreachable(exc):
+                raise
+            # the index is derived: the relational store knows every activation
+            self._failed(ACTIVATION, exc, degraded)
+            return ch.activation_from_store(inp, self.store, rates)
+        self._answered(ACTIVATION)
+        return ranked
+
+    def _vector_channel(
+        self, inp: ch.ChannelInput, query_vector: np.ndarray, similarities: np.ndarray, degraded: list[str]
+    ) -> ch.Ranked:
+        try:
+            ranked = ch.vector_channel(inp, self.vectors, query_vector)
+        except Exception as exc:
+            if not unreachable(exc):
+                raise
+            # the snapshot holds every vector the index holds
+            self._failed(VECTOR, exc, degraded)
+            return ch.vector_from_snapshot(inp, similarities)
+        self._answered(VECTOR)
+        return ranked
+
+    def _failed(self, index: str, exc: Exception, degraded: list[str]) -> None:
+        degraded.append(index)
+        with self._outage_lock:
+            first = index not in self._outage
+            self._outage.add(index)
+        if first:
+            log.warning("%s index unavailable; recall continues degraded from the relational store: %s: %s",
+                        index, type(exc).__name__, exc)
+
+    def _answered(self, index: str) -> None:
+        with self._outage_lock:
+            if index not in self._outage:
+                return
+            self._outage.discard(index)
+        log.warning("%s index answers again; recall is no longer degraded", index)
+        if self.outbox.on_recovered is not None:  # it may have come back empty
+            self.outbox.on_recovered(index)
 
     # -- stage helpers ---------------------------------------------------------------------------
     def _similarity(self, memory: Memory, query_vector: np.ndarray) -> float:

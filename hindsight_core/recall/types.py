@@ -93,6 +93,9 @@ class RecallResult(BaseModel):
     conflicts: list[Conflict] = Field(default_factory=list)
     tokens: int = 0
     analysis: QueryAnalysis
+    #: The derived indexes ("vector", "activation") that failed during this recall: their channels were
+    #: computed from the relational store and the namespace snapshot instead.
+    degraded: list[str] = Field(default_factory=list)
 
     def to_prompt(self) -> str:
         """The text an adapter injects; empty when nothing relevant was found, so no header is wasted."""

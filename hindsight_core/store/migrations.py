@@ -162,6 +162,26 @@ MIGRATIONS: list[tuple[str, list[str]]] = [
         ],
     ),
     (
+        # Outbox work coalesces per (memory, target) and a row that keeps failing while others apply is
+        # parked with its error instead of blocking the queue (hindsight_core/write/outbox.py).
+        # ``version`` lets a drain delete only the row state it applied: a write coalesced into the row
+        # meanwhile bumps it, so the newer work is kept.
+        "0006_outbox_coalesce_park",
+        [
+            "ALTER TABLE outbox ADD COLUMN parked INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE outbox ADD COLUMN version INTEGER NOT NULL DEFAULT 0",
+            """DELETE FROM outbox WHERE op = 'sync' AND memory_id IS NOT NULL AND id NOT IN (
+                SELECT MIN(id) FROM outbox WHERE op = 'sync' AND memory_id IS NOT NULL GROUP BY memory_id, target
+            )""",
+            "CREATE UNIQUE INDEX ux_outbox_sync ON outbox(memory_id, target) WHERE op = 'sync' "
+            "AND memory_id IS NOT NULL",
+            "CREATE INDEX ix_outbox_target ON outbox(target, parked, id)",
+            # Facts about the data set itself; ``dataset_id`` names it in shared backends (the activation
+            # index's "still intact" marker in Redis is per data set).
+            "CREATE TABLE engine_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        ],
+    ),
+    (
         # Leases (hindsight_core/store/leases.py): one owner at a time for work on a namespace, such as
         # consolidation, across processes; a job row names the owner whose lease covers it.
         "0007_leases",

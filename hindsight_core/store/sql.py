@@ -11,6 +11,7 @@ import logging
 import sqlite3
 import threading
 import time
+import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -58,7 +59,7 @@ def _memory(r: Sequence[Any]) -> Memory:
 
 
 class OutboxItem:
-    __slots__ = ("attempts", "id", "layer", "memory_id", "namespace", "op", "target")
+    __slots__ = ("attempts", "id", "layer", "memory_id", "namespace", "op", "target", "version")
 
     def __init__(self, row: Sequence[Any]) -> None:
         self.id: int = row[0]
@@ -68,6 +69,8 @@ class OutboxItem:
         self.target: str = row[4]
         self.op: str = row[5]
         self.attempts: int = row[6]
+        #: Bumped when later work is coalesced into the row; a drain deletes only the version it applied.
+        self.version: int = row[7] if len(row) > 7 else 0
 
 
 class RelationalStore:
@@ -170,6 +173,16 @@ class RelationalStore:
                 self.execute("INSERT INTO schema_migrations(name, applied_at) VALUES (?, ?)", (name, time.time()))
                 applied.append(name)
         return applied
+
+    def dataset_id(self) -> str:
+        """A random id created with the data set, the same for every process that opens it."""
+        with self.transaction():
+            rows = self.query("SELECT value FROM engine_meta WHERE key = 'dataset_id'")
+            if rows:
+                return str(rows[0][0])
+            value = uuid.uuid4().hex
+            self.execute("INSERT INTO engine_meta(key, value) VALUES ('dataset_id', ?)", (value,))
+            return value
 
     def schema_version(self) -> list[str]:
         return [r[0] for r in self.query("SELECT name FROM schema_migrations ORDER BY name")]
@@ -310,23 +323,35 @@ class RelationalStore:
 
     # -- outbox ----------------------------------------------------------------------------------
     def enqueue(self, items: Iterable[tuple[str | None, str, str | None, str, str]], now: float) -> None:
-        """Outbox rows ``(memory_id, namespace, layer, target, op)``; call inside the write's transaction."""
+        """Outbox rows ``(memory_id, namespace, layer, target, op)``; call inside the write's transaction.
+
+        A memory has at most one pending sync row per target (a row means "bring it in step", whatever
+        happened before): new work coalesces into the existing row, un-parks it, clears its failure count
+        and bumps its version so a drain in flight does not delete it."""
         with self._connection("write") as conn:
             conn.executemany(
                 self.dialect.sql(
-                    "INSERT INTO outbox(memory_id, namespace, layer, target, op, created_at) VALUES (?, ?, ?, ?, ?, ?)"
+                    "INSERT INTO outbox(memory_id, namespace, layer, target, op, created_at) VALUES (?, ?, ?, ?, ?, ?) "
+                    "ON CONFLICT(memory_id, target) WHERE op = 'sync' AND memory_id IS NOT NULL DO UPDATE SET "
+                    "namespace = excluded.namespace, layer = excluded.layer, attempts = 0, last_error = NULL, "
+                    "parked = 0, version = outbox.version + 1"
                 ),
                 [(*item, now) for item in items],
             )
 
     def pending(
-        self, *, memory_ids: Sequence[str] | None = None, target: str | None = None, limit: int = 500
+        self, *, memory_ids: Sequence[str] | None = None, target: str | None = None, limit: int = 500,
+        after: int = 0,
     ) -> list[OutboxItem]:
-        """Outbox rows in order; all rows of ``memory_ids`` when given, else the first ``limit``."""
-        columns = "id, memory_id, namespace, layer, target, op, attempts"
-        where, params = ("target = ?", [target]) if target else ("1=1", [])
+        """Outbox rows in order, parked ones excepted; all rows of ``memory_ids`` when given, else the first
+        ``limit`` with an id above ``after`` (a drain's cursor, so rows that failed are not re-read at once)."""
+        columns = "id, memory_id, namespace, layer, target, op, attempts, version"
+        where, params = ("target = ? AND parked = 0", [target]) if target else ("parked = 0", [])
         if memory_ids is None:
-            rows = self.query(f"SELECT {columns} FROM outbox WHERE {where} ORDER BY id LIMIT {int(limit)}", params)
+            rows = self.query(
+                f"SELECT {columns} FROM outbox WHERE {where} AND id > ? ORDER BY id LIMIT {int(limit)}",
+                [*params, int(after)],
+            )
         else:
             rows = []
             for start in range(0, len(memory_ids), 500):
@@ -339,19 +364,44 @@ class RelationalStore:
         return [OutboxItem(r) for r in rows]
 
     def pending_count(self) -> int:
-        return int(self.query("SELECT COUNT(*) FROM outbox")[0][0])
+        """Rows still to apply (parked rows are counted by :meth:`parked`)."""
+        return int(self.query("SELECT COUNT(*) FROM outbox WHERE parked = 0")[0][0])
 
-    def done(self, outbox_ids: Sequence[int]) -> None:
-        for start in range(0, len(outbox_ids), 500):
-            chunk = list(outbox_ids[start : start + 500])
-            marks = ", ".join("?" * len(chunk))
-            self.execute(f"DELETE FROM outbox WHERE id IN ({marks})", chunk)
-
-    def failed(self, outbox_ids: Sequence[int], error: str) -> None:
-        for start in range(0, len(outbox_ids), 500):
-            chunk = list(outbox_ids[start : start + 500])
-            marks = ", ".join("?" * len(chunk))
-            self.execute(
-                f"UPDATE outbox SET attempts = attempts + 1, last_error = ? WHERE id IN ({marks})",
-                [error[:2000], *chunk],
+    def parked(self) -> list[tuple[int, str | None, str, str, int, str | None]]:
+        """Parked rows ``(id, memory_id, target, op, attempts, last_error)``: work that failed on its own
+        too often and waits for ``reconcile()``."""
+        return [
+            (r[0], r[1], r[2], r[3], int(r[4]), r[5])
+            for r in self.query(
+                "SELECT id, memory_id, target, op, attempts, last_error FROM outbox WHERE parked = 1 ORDER BY id"
             )
+        ]
+
+    def unpark(self) -> int:
+        """Give every parked row a fresh set of attempts; returns how many."""
+        return int(self.execute("UPDATE outbox SET parked = 0, attempts = 0 WHERE parked = 1").rowcount)
+
+    def settle(self, items: Sequence[OutboxItem]) -> None:
+        """Delete applied rows, unless newer work was coalesced into one since it was read."""
+        self.executemany("DELETE FROM outbox WHERE id = ? AND version = ?", [(i.id, i.version) for i in items])
+
+    def charge(self, items: Sequence[OutboxItem], error: str, max_attempts: int) -> int:
+        """Count one failed attempt for rows that failed on their own; a row reaching ``max_attempts`` is
+        parked. Returns how many were parked."""
+        with self._lock:
+            self.executemany(
+                "UPDATE outbox SET attempts = attempts + 1, last_error = ?, "
+                "parked = CASE WHEN attempts + 1 >= ? THEN 1 ELSE 0 END WHERE id = ? AND version = ?",
+                [(error[:2000], int(max_attempts), i.id, i.version) for i in items],
+            )
+            marks = ", ".join("?" * len(items)) or "NULL"
+            return int(
+                self.query(f"SELECT COUNT(*) FROM outbox WHERE parked = 1 AND id IN ({marks})", [i.id for i in items])[0][0]
+            )
+
+    def note_error(self, outbox_ids: Sequence[int], error: str) -> None:
+        """Record the error of an unreachable target without charging an attempt: the rows are not at fault."""
+        for start in range(0, len(outbox_ids), 500):
+            chunk = list(outbox_ids[start : start + 500])
+            marks = ", ".join("?" * len(chunk))
+            self.execute(f"UPDATE outbox SET last_error = ? WHERE id IN ({marks})", [error[:2000], *chunk])

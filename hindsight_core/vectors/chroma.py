@@ -7,14 +7,36 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
 import numpy as np
 
+from hindsight_core.errors import BackendUnavailableError
 from hindsight_core.vectors.base import VectorHit
+
+#: Chroma errors about the request itself (its ids, its arguments): the index works, this call is wrong.
+_REQUEST_ERRORS = (
+    "DuplicateIDError", "IDAlreadyExistsError", "InvalidArgumentError", "InvalidDimensionException",
+    "BatchSizeExceededError", "InvalidUUIDError",
+)
+
+
+@contextmanager
+def _backend(what: str) -> Iterator[None]:
+    """Chroma failures surface as :class:`BackendUnavailableError` (cause chained), so callers handle one
+    error type; a refused request is re-raised as it is, since retrying it elsewhere cannot help."""
+    try:
+        yield
+    except BackendUnavailableError:
+        raise
+    except Exception as exc:
+        if type(exc).__name__ in _REQUEST_ERRORS or isinstance(exc, (TypeError, ValueError)):
+            raise
+        raise BackendUnavailableError(f"vector index: {what} failed: {type(exc).__name__}: {exc}") from exc
 
 
 def _client(path: str | Path | None, url: str | None) -> Any:
@@ -63,18 +85,25 @@ class ChromaVectorIndex:
     ) -> None:
         if not ids:
             return
-        self._collection(layer).upsert(
-            ids=list(ids),
-            embeddings=np.asarray(vectors, dtype=np.float32),
-            metadatas=[{"namespace": namespace, "kind": kind} for kind in kinds],
-        )
+        # Chroma refuses a batch naming an id twice; the last occurrence is the newest state.
+        last = {mid: i for i, mid in enumerate(ids)}
+        keep = sorted(last.values())
+        array = np.asarray(vectors, dtype=np.float32)
+        with _backend("upsert"):
+            self._collection(layer).upsert(
+                ids=[ids[i] for i in keep],
+                embeddings=array[keep],
+                metadatas=[{"namespace": namespace, "kind": kinds[i]} for i in keep],
+            )
 
     def delete(self, layer: str, ids: Sequence[str]) -> None:
         if ids:
-            self._collection(layer).delete(ids=list(ids))
+            with _backend("delete"):
+                self._collection(layer).delete(ids=list(dict.fromkeys(ids)))
 
     def delete_namespace(self, layer: str, namespace: str) -> None:
-        self._collection(layer).delete(where={"namespace": namespace})
+        with _backend("delete"):
+            self._collection(layer).delete(where={"namespace": namespace})
 
     def query(
         self, layer: str, namespace: str, vector: np.ndarray, n: int, *, kinds: Sequence[str] | None = None
@@ -82,24 +111,26 @@ class ChromaVectorIndex:
         where: dict[str, Any] = {"namespace": namespace}
         if kinds:
             where = {"$and": [where, {"kind": {"$in": list(kinds)}}]}
-        collection = self._collection(layer)
-        result = collection.query(
-            query_embeddings=[np.asarray(vector, dtype=np.float32)],
-            n_results=max(1, int(n)),
-            where=where,
-            include=["distances"],
-        )
+        with _backend("query"):
+            result = self._collection(layer).query(
+                query_embeddings=[np.asarray(vector, dtype=np.float32)],
+                n_results=max(1, int(n)),
+                where=where,
+                include=["distances"],
+            )
         ids = result["ids"][0] if result["ids"] else []
         distances = result["distances"][0] if result["distances"] else []
         return [VectorHit(mid, 1.0 - float(d)) for mid, d in zip(ids, distances, strict=True)]
 
     def count(self, layer: str, namespace: str | None = None) -> int:
         if namespace is None:
-            return int(self._collection(layer).count())
+            with _backend("count"):
+                return int(self._collection(layer).count())
         return len(self.ids(layer, namespace))
 
     def ids(self, layer: str, namespace: str) -> set[str]:
-        return set(self._collection(layer).get(where={"namespace": namespace}, include=[])["ids"])
+        with _backend("get"):
+            return set(self._collection(layer).get(where={"namespace": namespace}, include=[])["ids"])
 
     def close(self) -> None:
         with self._lock:

@@ -3,7 +3,12 @@
 An outbox row only says "bring memory X in target T in step with the relational store"; the desired
 state is read from the store at apply time. Applying a row twice, or after a newer change, is therefore
 harmless: Chroma upserts by id, sorted sets by member. A target that fails is left alone for a short
-cool-down (so an outage does not slow every write) and its backlog is drained when it answers again."""
+cool-down (so an outage does not slow every write) and its backlog is drained when it answers again.
+
+A failure that is not the target being unreachable is a row's own: the batch is retried memory by
+memory so the others apply, and only the failing row is charged an attempt; after
+``config.write.outbox_max_attempts`` it is parked (kept with its error, skipped by drains, shown in
+``stats()``) so one bad row can never hold the queue."""
 
 from __future__ import annotations
 
@@ -19,6 +24,7 @@ import numpy as np
 from hindsight_core.activation.base import ActivationIndex, activation_key
 from hindsight_core.config import HindsightConfig
 from hindsight_core.embeddings.base import Embedder
+from hindsight_core.errors import BackendUnavailableError
 from hindsight_core.store.sql import OutboxItem, RelationalStore
 from hindsight_core.types import PERSISTENT_LAYERS, Layer, Memory, Status
 from hindsight_core.vectors.base import VectorIndex
@@ -37,11 +43,19 @@ def in_index(m: Memory | None) -> bool:
     return m is not None and m.indexed and m.status == Status.ACTIVE and m.layer in PERSISTENT_LAYERS
 
 
+def unreachable(exc: BaseException) -> bool:
+    """Whether a failure means the target cannot be reached (no row is at fault) rather than one row
+    failing while the target works."""
+    return isinstance(exc, BackendUnavailableError | ConnectionError | TimeoutError | OSError)
+
+
 @dataclass
 class ApplyReport:
     applied: int = 0
     failed: int = 0
     errors: dict[str, str] = field(default_factory=dict)
+    #: Rows parked by this call (failed on their own ``outbox_max_attempts`` times).
+    parked: int = 0
 
 
 class OutboxApplier:
@@ -66,38 +80,102 @@ class OutboxApplier:
         self._retry_at: dict[str, float] = {}
         self._backlog: dict[str, bool] = {t: True for t in TARGETS}  # unknown at open: check once
         self._lock = threading.Lock()
+        #: Targets whose last attempt found them unreachable.
+        self._down: set[str] = set()
+        #: Called (outside the lock) with a target that answers again after an outage: the engine checks
+        #: whether it came back empty.
+        self.on_recovered: Callable[[str], None] | None = None
 
     def apply(self, memory_ids: Sequence[str] | None = None, *, force: bool = False) -> ApplyReport:
         """Apply pending rows for ``memory_ids`` (all rows when ``None``), plus any backlog of a target
         that is answering again. ``force`` ignores the cool-down (reconcile on demand)."""
         report = ApplyReport()
+        recovered: list[str] = []
         with self._lock:
             for target in TARGETS:
                 if not force and self._monotonic() < self._retry_at.get(target, 0.0):
                     continue
                 drain = memory_ids is None or self._backlog[target]
                 rows: list[OutboxItem] = []
+                after = 0
+                charged = report.failed
                 try:
                     while True:
-                        rows = self._store.pending(memory_ids=None if drain else memory_ids, target=target)
+                        if drain:
+                            rows = self._store.pending(target=target, after=after)
+                        else:
+                            rows = self._store.pending(memory_ids=memory_ids, target=target)
                         if not rows:
                             break
-                        self._apply_target(target, rows)
-                        self._store.done([i.id for i in rows])
-                        report.applied += len(rows)
+                        self._apply_rows(target, rows, report)
+                        after = rows[-1].id
                         if not drain:
                             break
-                    self._backlog[target] = False
+                    # rows charged but not parked are retried by the next call, not left for reconcile
+                    self._backlog[target] = report.failed > charged
                     self._retry_at.pop(target, None)
-                except Exception as exc:  # any backend failure: keep the rows, try again later
+                    if target in self._down:
+                        self._down.discard(target)
+                        recovered.append(target)
+                except Exception as exc:  # the target is unreachable: keep the rows, try again later
                     self._backlog[target] = True
+                    self._down.add(target)
                     self._retry_at[target] = self._monotonic() + self._cooldown
                     error = f"{type(exc).__name__}: {exc}"
-                    self._store.failed([i.id for i in rows], error)
+                    self._store.note_error([i.id for i in rows], error)
                     report.failed += len(rows)
                     report.errors[target] = error
                     log.warning("%s index unavailable; %d writes kept in the outbox: %s", target, len(rows), error)
+        if self.on_recovered is not None:
+            for target in recovered:
+                self.on_recovered(target)
         return report
+
+    def _apply_rows(self, target: str, rows: list[OutboxItem], report: ApplyReport) -> None:
+        """Apply one batch; raises only when the target is unreachable. Any other failure is isolated
+        to the memories that cause it."""
+        try:
+            self._apply_target(target, rows)
+        except Exception as exc:
+            if unreachable(exc):
+                raise
+            log.info("%s index refused a batch of %d rows (%s); retrying them one by one", target, len(rows), exc)
+            self._isolate(target, rows, report)
+            return
+        self._store.settle(rows)
+        report.applied += len(rows)
+
+    def _isolate(self, target: str, rows: list[OutboxItem], report: ApplyReport) -> None:
+        """Retry ``rows`` per memory (a purge on its own): the good ones apply, a failing one is charged.
+        When nothing applies, no row is singled out: that is the target (or the embedder) failing, and it
+        is handled like an outage. A row that is bad on its own is charged on a drain that also applies
+        other work."""
+        groups: dict[object, list[OutboxItem]] = defaultdict(list)
+        for item in rows:
+            groups[item.memory_id if item.op == SYNC and item.memory_id else ("purge", item.id)].append(item)
+        failures: list[tuple[list[OutboxItem], Exception]] = []
+        for group in groups.values():
+            try:
+                self._apply_target(target, group)
+            except Exception as exc:
+                if unreachable(exc):
+                    raise
+                failures.append((group, exc))
+                continue
+            self._store.settle(group)
+            report.applied += len(group)
+        if failures and len(failures) == len(groups):
+            raise failures[0][1]  # nothing applies: the target (or the embedder) is failing, not a row
+        limit = self._config.write.outbox_max_attempts
+        for group, cause in failures:
+            error = f"{type(cause).__name__}: {cause}"
+            parked = self._store.charge(group, error, limit)
+            report.failed += len(group)
+            report.parked += parked
+            report.errors[target] = error
+            if parked:
+                log.warning("%s index: parked outbox work for %s after %d attempts: %s",
+                            target, group[0].memory_id or group[0].namespace, limit, error)
 
     # -- per target ------------------------------------------------------------------------------
     def _apply_target(self, target: str, items: list[OutboxItem]) -> None:
@@ -116,7 +194,9 @@ class OutboxApplier:
                 present.append(m)
             elif item.layer:
                 absent[(item.namespace, item.layer)].append(item.memory_id)
+        # every id once per index call: Chroma refuses a batch naming an id twice
         present = list({m.id: m for m in present}.values())
+        absent = defaultdict(list, {key: list(dict.fromkeys(ids)) for key, ids in absent.items()})
         if target == VECTOR:
             self._sync_vectors(present, absent)
         else:

@@ -73,6 +73,7 @@ def test_redis_url_builds_the_redis_index(tmp_path: Path, embedder, redis_url: s
         mem = hs.record("stored with redis activation", namespace="redis:url:test")
         assert hs.activation.scores("redis:url:test", "episodic", [mem.id])
         hs.forget_namespace("redis:url:test")
+        hs.activation._r.delete(hs.activation.epoch_key(hs.store.dataset_id()))  # shared Redis: leave nothing
 
 
 def test_flag_embedder_loads_a_local_model_directory(tmp_path: Path) -> None:
