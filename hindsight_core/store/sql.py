@@ -395,7 +395,8 @@ class RelationalStore:
                 [(error[:2000], int(max_attempts), i.id, i.version) for i in items],
             )
             marks = ", ".join("?" * len(items)) or "NULL"
-            rows = self.query(f"SELECT COUNT(*) FROM outbox WHERE parked = 1 AND id IN ({marks})", [i.id for i in items])
+            ids = [i.id for i in items]
+            rows = self.query(f"SELECT COUNT(*) FROM outbox WHERE parked = 1 AND id IN ({marks})", ids)
             return int(rows[0][0])
 
     def note_error(self, outbox_ids: Sequence[int], error: str) -> None:
