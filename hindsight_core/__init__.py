@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from hindsight_core.engine import Hindsight, shared_engine
     from hindsight_core.errors import (
         BackendUnavailableError,
+        DataDirectoryInUseError,
         HindsightError,
         InvalidInputError,
         MemoryNotFoundError,
@@ -41,6 +42,7 @@ _EXPORTS = {
     "MemoryNotFoundError": "hindsight_core.errors",
     "BackendUnavailableError": "hindsight_core.errors",
     "MissingExtraError": "hindsight_core.errors",
+    "DataDirectoryInUseError": "hindsight_core.errors",
     "RecallResult": "hindsight_core.recall.types",
     "RecallHit": "hindsight_core.recall.types",
     "Conflict": "hindsight_core.recall.types",

@@ -29,3 +29,9 @@ class BackendUnavailableError(HindsightError):
 
 class MissingExtraError(HindsightError, ImportError):
     """An optional dependency is not installed; the message names the extra to install."""
+
+
+class DataDirectoryInUseError(HindsightError):
+    """Another engine (in this or another process) owns the embedded data directory; nothing was opened.
+
+    Embedded Chroma is single-process: the message says how to share memory between processes instead."""
