@@ -56,6 +56,7 @@ from hindsight_core.validation import (
 )
 from hindsight_core.vectors.base import VectorIndex
 from hindsight_core.write.outbox import ACTIVATION, PURGE, SYNC, TARGETS, VECTOR, ApplyReport, OutboxApplier
+from hindsight_core.write.verify import verify_vectors
 
 log = logging.getLogger("hindsight")
 
@@ -453,7 +454,10 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin):
 
         Applies everything pending in the outbox (this part runs on open). With ``verify`` it also
         compares, per namespace and layer, the ids each index holds with the ids it should hold and
-        repairs the difference — what an index restarted empty (Redis without persistence) needs."""
+        repairs the difference — what an index restarted empty (Redis without persistence) needs —
+        and probes the vector index with a bounded sample of stored vectors, rebuilding a namespace
+        (or a layer) whose index answers wrongly, e.g. a Chroma directory two processes wrote
+        (:mod:`hindsight_core.write.verify`). The result is then a :class:`ReconcileReport`."""
         report = self.outbox.apply(None, force=True)
         if not verify or report.failed:
             return report
@@ -484,7 +488,9 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin):
             report.applied += repaired.applied
             report.failed += repaired.failed
             report.errors.update(repaired.errors)
-        return report
+        verified = verify_vectors(self.store, self.vectors, self.outbox, self.embedder.name, now)
+        verified.absorb(report)
+        return verified
 
     def stats(self, namespace: str | None = None) -> Stats:
         if namespace is not None:
