@@ -35,7 +35,7 @@ def test_public_api_is_pinned() -> None:
     assert hindsight_core.__all__ == sorted([
         "BackendUnavailableError", "Edge", "EdgeKind", "Event", "Hindsight", "HindsightConfig", "HindsightError",
         "InvalidInputError", "Kind", "Layer", "Memory", "MemoryNotFoundError", "MissingExtraError", "Stats",
-        "Status", "UnknownNamespaceError", "shared_engine",
+        "Status", "UnknownNamespaceError", "shared_engine", "DataDirectoryInUseError",
         "Conflict", "QueryAnalysis", "RecallHit", "RecallResult",
         "ConsolidationReport", "LLMExtractor", "RuleExtractor", "SweepReport",
     ])
