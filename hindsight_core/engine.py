@@ -25,7 +25,7 @@ from hindsight_core.config import HindsightConfig
 from hindsight_core.embeddings.base import Embedder, resolve_embedder
 from hindsight_core.errors import InvalidInputError, UnknownNamespaceError
 from hindsight_core.lifecycle.api import LifecycleMixin
-from hindsight_core.ownership import DirectoryLock
+from hindsight_core.ownership import DirectoryLock, releases_on_failure
 from hindsight_core.recall.api import RecallMixin
 from hindsight_core.store.sql import RelationalStore
 from hindsight_core.text.entities import extract_entities
@@ -84,6 +84,7 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin):
     uses a Chroma server. ``clock`` returns an aware datetime; ``embedder`` is an :class:`Embedder`,
     a FlagEmbedding model name or path, or ``None`` for the bundled multilingual-e5-small."""
 
+    @releases_on_failure
     def __init__(
         self,
         path: str | Path | None = None,
@@ -104,37 +105,33 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin):
         self.path.mkdir(parents=True, exist_ok=True)
         # Taken before anything else is created: a refused engine leaves the directory untouched.
         self._owner = self._claim_directory(chroma_url, vector_index)
-        try:
-            self.config = config or HindsightConfig()
-            self._clock: Clock = clock or system_clock
-            self.embedder: Embedder = resolve_embedder(embedder)
-            self.tokens: TokenCounter = token_counter or default_token_counter()
-            self.store = RelationalStore(self.path / "hindsight.sqlite3")
-            if vector_index is None:
-                from hindsight_core.vectors.chroma import ChromaVectorIndex
+        self.config = config or HindsightConfig()
+        self._clock: Clock = clock or system_clock
+        self.embedder: Embedder = resolve_embedder(embedder)
+        self.tokens: TokenCounter = token_counter or default_token_counter()
+        self.store = RelationalStore(self.path / "hindsight.sqlite3")
+        if vector_index is None:
+            from hindsight_core.vectors.chroma import ChromaVectorIndex
 
-                vector_index = ChromaVectorIndex(self.path / "chroma", url=chroma_url)
-            self.vectors: VectorIndex = vector_index
-            if activation_index is None:
-                if redis_url or redis_client is not None:
-                    from hindsight_core.activation.redis import RedisActivationIndex
+            vector_index = ChromaVectorIndex(self.path / "chroma", url=chroma_url)
+        self.vectors: VectorIndex = vector_index
+        if activation_index is None:
+            if redis_url or redis_client is not None:
+                from hindsight_core.activation.redis import RedisActivationIndex
 
-                    activation_index = RedisActivationIndex(redis_client, url=redis_url)
-                else:
-                    from hindsight_core.activation.sqlite import SqliteActivationIndex
+                activation_index = RedisActivationIndex(redis_client, url=redis_url)
+            else:
+                from hindsight_core.activation.sqlite import SqliteActivationIndex
 
-                    activation_index = SqliteActivationIndex(self.store)
-            self.activation: ActivationIndex = activation_index
-            self.outbox = OutboxApplier(self.store, self.vectors, self.activation, self.embedder, self.config)
-            self._sensory: dict[tuple[str, str | None], Memory] = {}
-            self._closed = False
-            self._close_lock = threading.Lock()
-            self._init_facets(**facets)
-            if reconcile_on_open:
-                self.reconcile(verify=False)
-        except BaseException:
-            self._owner.release()
-            raise
+                activation_index = SqliteActivationIndex(self.store)
+        self.activation: ActivationIndex = activation_index
+        self.outbox = OutboxApplier(self.store, self.vectors, self.activation, self.embedder, self.config)
+        self._sensory: dict[tuple[str, str | None], Memory] = {}
+        self._closed = False
+        self._close_lock = threading.Lock()
+        self._init_facets(**facets)
+        if reconcile_on_open:
+            self.reconcile(verify=False)
 
     def _claim_directory(self, chroma_url: str | None, vector_index: VectorIndex | None) -> DirectoryLock:
         """Own the data directory when this engine will run embedded Chroma in it (single-process by

@@ -14,10 +14,13 @@ carries the owner's pid for the error message."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Concatenate, ParamSpec, TypeVar
 
 from hindsight_core.errors import DataDirectoryInUseError
 
@@ -111,3 +114,25 @@ class DirectoryLock:
         with contextlib.suppress(OSError):  # a full disk must not keep the directory locked
             os.ftruncate(fd, 0)
         os.close(fd)  # closing the descriptor drops the flock / msvcrt lock
+
+
+S = TypeVar("S")
+P = ParamSpec("P")
+
+
+def releases_on_failure(init: Callable[Concatenate[S, P], None]) -> Callable[Concatenate[S, P], None]:
+    """Wrap an ``__init__`` that stores a :class:`DirectoryLock` as ``self._owner``: if it raises after
+    taking the lock, the lock is released at once rather than whenever the half-built object is collected
+    (which may be never, while a traceback holds it)."""
+
+    @functools.wraps(init)
+    def wrapper(self: S, *args: P.args, **kwargs: P.kwargs) -> None:
+        try:
+            init(self, *args, **kwargs)
+        except BaseException:
+            owner = getattr(self, "_owner", None)
+            if isinstance(owner, DirectoryLock):
+                owner.release()
+            raise
+
+    return wrapper
