@@ -10,9 +10,10 @@ Cost is bounded: at most ``PROBE_RECENT + PROBE_RANDOM`` vector queries per name
 whatever the number of memories (plus one indexed SQL scan to draw the random part). The most recent
 memories are always probed because a concurrent writer damages what was written last.
 
-A namespace that fails is rebuilt through the outbox: its entries in that layer are deleted and every
-memory it should hold is re-upserted from the stored embeddings. If that does not make it answer (the
-collection is corrupt as a whole), the layer's collection is dropped and rebuilt for every namespace."""
+A namespace that answers wrongly is rebuilt through the outbox: its entries in that layer are deleted and
+every memory it should hold is re-upserted from the stored embeddings. If that does not make it answer,
+or if a query raised (the collection's segment is corrupt, whichever namespace showed it), the layer's
+collection is dropped and rebuilt for every namespace."""
 
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ PROBE_DEPTH = 10
 _SAME = 1e-3
 #: Share of the sample allowed to miss before the index counts as answering wrongly.
 PROBE_MISS_TOLERANCE = 0.2
+_RAISED = "query raised"
 
 
 @dataclass
@@ -68,7 +70,7 @@ def probe(index: VectorIndex, layer: str, namespace: str, samples: Mapping[str, 
         try:
             hits = index.query(layer, namespace, vector, PROBE_DEPTH)
         except Exception as exc:  # a corrupt index raises from inside the backend
-            return f"query raised {type(exc).__name__}: {exc}"
+            return f"{_RAISED} {type(exc).__name__}: {exc}"
         if memory_id in {h.memory_id for h in hits}:
             continue
         if len(hits) >= PROBE_DEPTH and all(h.similarity >= 1.0 - _SAME for h in hits):
@@ -121,7 +123,12 @@ def verify_vectors(
         log.warning("reconcile: vector index answers wrongly for %d namespace(s) of %s; rebuilding: %s",
                     len(broken), layer, broken)
         still: dict[str, str] = {}
+        reset = getattr(index, "reset_layer", None)
+        if callable(reset) and any(why.startswith(_RAISED) for why in broken.values()):
+            still = dict(broken)  # a query that raises is the collection's segment, not one namespace
         for ns, why in broken.items():
+            if ns in still:
+                continue
             try:
                 index.delete_namespace(layer, ns)
                 _resync(store, outbox, [ns], layer, now, report)
@@ -132,7 +139,6 @@ def verify_vectors(
                 report.rebuilt[f"{layer}:{ns}"] = why
             else:
                 still[ns] = why
-        reset = getattr(index, "reset_layer", None)
         if still and callable(reset):
             log.warning("reconcile: rebuilding the whole %s vector collection", layer)
             reset(layer)
