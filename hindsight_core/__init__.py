@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from hindsight_core.engine import Hindsight, shared_engine
     from hindsight_core.errors import (
         BackendUnavailableError,
+        DataDirectoryInUseError,
         EngineClosedError,
         HindsightError,
         InvalidInputError,
@@ -43,6 +44,7 @@ _EXPORTS = {
     "BackendUnavailableError": "hindsight_core.errors",
     "EngineClosedError": "hindsight_core.errors",
     "MissingExtraError": "hindsight_core.errors",
+    "DataDirectoryInUseError": "hindsight_core.errors",
     "RecallResult": "hindsight_core.recall.types",
     "RecallHit": "hindsight_core.recall.types",
     "Conflict": "hindsight_core.recall.types",

@@ -28,6 +28,7 @@ from hindsight_core.config import HindsightConfig
 from hindsight_core.embeddings.base import Embedder, resolve_embedder
 from hindsight_core.errors import BackendUnavailableError, EngineClosedError, InvalidInputError, UnknownNamespaceError
 from hindsight_core.lifecycle.api import LifecycleMixin
+from hindsight_core.ownership import DirectoryLock, releases_on_failure
 from hindsight_core.recall.api import RecallMixin
 from hindsight_core.store.sql import RelationalStore
 from hindsight_core.text.entities import extract_entities
@@ -61,6 +62,7 @@ from hindsight_core.validation import (
 )
 from hindsight_core.vectors.base import VectorIndex
 from hindsight_core.write.outbox import ACTIVATION, PURGE, SYNC, TARGETS, VECTOR, ApplyReport, OutboxApplier
+from hindsight_core.write.verify import verify_vectors
 
 log = logging.getLogger("hindsight")
 
@@ -88,6 +90,7 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin):
     uses a Chroma server. ``clock`` returns an aware datetime; ``embedder`` is an :class:`Embedder`,
     a FlagEmbedding model name or path, or ``None`` for the bundled multilingual-e5-small."""
 
+    @releases_on_failure
     def __init__(
         self,
         path: str | Path | None = None,
@@ -106,6 +109,8 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin):
     ) -> None:
         self.path = Path(path) if path is not None else default_path()
         self.path.mkdir(parents=True, exist_ok=True)
+        # Taken before anything else is created: a refused engine leaves the directory untouched.
+        self._owner = self._claim_directory(chroma_url, vector_index)
         self.config = config or HindsightConfig()
         self._clock: Clock = clock or system_clock
         self.embedder: Embedder = resolve_embedder(embedder)
@@ -135,6 +140,14 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin):
         if reconcile_on_open:
             self.reconcile(verify=False)
             self._repair_lost_activation()
+
+    def _claim_directory(self, chroma_url: str | None, vector_index: VectorIndex | None) -> DirectoryLock:
+        """Own the data directory when this engine will run embedded Chroma in it (single-process by
+        design). With a Chroma server or an injected index nothing here needs an owner: SQLite is shared
+        safely between processes (WAL), so several processes may open the directory."""
+        if vector_index is None and not chroma_url:
+            return DirectoryLock.acquire(self.path)
+        return DirectoryLock(self.path)  # not held; release() is a no-op
 
     # -- time ------------------------------------------------------------------------------------
     def now(self) -> datetime:
@@ -534,7 +547,10 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin):
 
         Applies everything pending in the outbox (this part runs on open). With ``verify`` it also
         compares, per namespace and layer, the ids each index holds with the ids it should hold and
-        repairs the difference — what an index restarted empty (Redis without persistence) needs."""
+        repairs the difference — what an index restarted empty (Redis without persistence) needs —
+        and probes the vector index with a bounded sample of stored vectors, rebuilding a namespace
+        (or a layer) whose index answers wrongly, e.g. a Chroma directory two processes wrote
+        (:mod:`hindsight_core.write.verify`). The result is then a :class:`ReconcileReport`."""
         self.store.unpark()  # parked work gets a fresh set of attempts on demand
         report = self.outbox.apply(None, force=True)
         if not verify or report.failed:
@@ -566,7 +582,9 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin):
             report.applied += repaired.applied
             report.failed += repaired.failed
             report.errors.update(repaired.errors)
-        return report
+        verified = verify_vectors(self.store, self.vectors, self.outbox, self.embedder.name, now)
+        verified.absorb(report)
+        return verified
 
     def _on_index_recovered(self, target: str) -> None:
         """A target answers again after an outage: it may have come back empty."""
@@ -653,6 +671,7 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin):
                 closer()
             except Exception as exc:  # closing must not raise over a backend already gone
                 log.debug("close: %s", exc)
+        self._owner.release()  # last: the next owner must find Chroma and SQLite closed
 
     def _ensure_open(self, operation: str) -> None:
         if getattr(self, "_closed", False):

@@ -38,3 +38,9 @@ class ArchiveError(HindsightError):
 
 class EngineClosedError(HindsightError):
     """The engine (or its relational store) was closed; open a new ``Hindsight`` to continue."""
+
+
+class DataDirectoryInUseError(HindsightError):
+    """Another engine (in this or another process) owns the embedded data directory; nothing was opened.
+
+    Embedded Chroma is single-process: the message says how to share memory between processes instead."""

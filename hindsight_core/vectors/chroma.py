@@ -132,6 +132,16 @@ class ChromaVectorIndex:
         with _backend("get"):
             return set(self._collection(layer).get(where={"namespace": namespace}, include=[])["ids"])
 
+    def reset_layer(self, layer: str) -> None:
+        """Drop and recreate the layer's collection, for every namespace: the repair of last resort when
+        its segment is corrupt as a whole (deleting one namespace's entries did not make it answer).
+        Only ``reconcile`` calls this, and it re-upserts everything from the stored embeddings."""
+        name = f"{self._prefix}_{layer}"
+        self._collection(layer)  # make sure it exists, so deleting cannot fail for a missing name
+        with self._lock:
+            self._collections.pop(layer, None)
+            self._client.delete_collection(name)
+
     def close(self) -> None:
         with self._lock:
             self._collections.clear()

@@ -36,7 +36,7 @@ def test_public_api_is_pinned() -> None:
         "BackendUnavailableError", "Edge", "EdgeKind", "Event", "Hindsight", "HindsightConfig", "HindsightError",
         "EngineClosedError",
         "InvalidInputError", "Kind", "Layer", "Memory", "MemoryNotFoundError", "MissingExtraError", "Stats",
-        "Status", "UnknownNamespaceError", "shared_engine",
+        "Status", "UnknownNamespaceError", "shared_engine", "DataDirectoryInUseError",
         "Conflict", "QueryAnalysis", "RecallHit", "RecallResult",
         "ConsolidationReport", "LLMExtractor", "RuleExtractor", "SweepReport",
     ])

@@ -1,0 +1,150 @@
+"""Verification that the vector index answers correctly, not only that it holds the right ids.
+
+A Chroma directory that two processes wrote can hold every expected id (its metadata is intact) and
+still fail or mis-answer queries, because its HNSW segment no longer matches the metadata (``Error
+finding id``). Comparing id sets cannot see that, so ``reconcile(verify=True)`` also probes: for each
+namespace and layer it looks up a sample of memories with their own stored vectors (the ``embeddings``
+table, so no re-embedding) and requires each to come back among the top hits without the query raising.
+
+Cost is bounded: at most ``PROBE_RECENT + PROBE_RANDOM`` vector queries per namespace and layer,
+whatever the number of memories (plus one indexed SQL scan to draw the random part). The most recent
+memories are always probed because a concurrent writer damages what was written last.
+
+A namespace that answers wrongly is rebuilt through the outbox: its entries in that layer are deleted and
+every memory it should hold is re-upserted from the stored embeddings. If that does not make it answer,
+or if a query raised (the collection's segment is corrupt, whichever namespace showed it), the layer's
+collection is dropped and rebuilt for every namespace."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from hindsight_core.store.sql import RelationalStore
+from hindsight_core.types import PERSISTENT_LAYERS, Status
+from hindsight_core.vectors.base import VectorIndex
+from hindsight_core.write.outbox import SYNC, VECTOR, ApplyReport, OutboxApplier
+
+log = logging.getLogger("hindsight.verify")
+
+#: Memories probed per namespace and layer: the newest ones, plus a random draw from the rest.
+PROBE_RECENT = 5
+PROBE_RANDOM = 15
+#: A memory must be among this many hits for its own vector...
+PROBE_DEPTH = 10
+#: ...unless that many exact duplicates (cosine ~1) crowd it out, which is a correct answer.
+_SAME = 1e-3
+#: Share of the sample allowed to miss before the index counts as answering wrongly.
+PROBE_MISS_TOLERANCE = 0.2
+_RAISED = "query raised"
+
+
+@dataclass
+class ReconcileReport(ApplyReport):
+    """What ``reconcile(verify=True)`` did on top of applying the outbox.
+
+    ``rebuilt`` maps ``"layer:namespace"`` (or ``"layer:*"`` when the whole layer's collection had to
+    be rebuilt) to why the index failed its probe."""
+
+    probed: int = 0
+    rebuilt: dict[str, str] = field(default_factory=dict)
+
+    def absorb(self, other: ApplyReport) -> None:
+        self.applied += other.applied
+        self.failed += other.failed
+        self.errors.update(other.errors)
+
+
+def probe(index: VectorIndex, layer: str, namespace: str, samples: Mapping[str, np.ndarray]) -> str | None:
+    """Why ``index`` answers wrongly for ``samples`` (memory id -> its stored vector), or ``None``.
+
+    Any query that raises fails the probe. Misses are tolerated up to ``PROBE_MISS_TOLERANCE`` of the
+    sample: HNSW is approximate, and a filtered search in a healthy index occasionally misses (about one
+    query in a thousand here), which must not trigger a rebuild; an index that answers wrongly misses
+    most of them."""
+    missed: list[str] = []
+    for memory_id, vector in samples.items():
+        try:
+            hits = index.query(layer, namespace, vector, PROBE_DEPTH)
+        except Exception as exc:  # a corrupt index raises from inside the backend
+            return f"{_RAISED} {type(exc).__name__}: {exc}"
+        if memory_id in {h.memory_id for h in hits}:
+            continue
+        if len(hits) >= PROBE_DEPTH and all(h.similarity >= 1.0 - _SAME for h in hits):
+            continue
+        missed.append(memory_id)
+    if len(missed) > PROBE_MISS_TOLERANCE * len(samples):
+        return (f"{len(missed)} of {len(samples)} probed memories are not among the top {PROBE_DEPTH} hits "
+                f"for their own vector (e.g. {missed[0]})")
+    return None
+
+
+def _active(store: RelationalStore, namespace: str, layer: str, order: str, limit: int | None) -> list[str]:
+    sql = "SELECT id FROM memories WHERE namespace = ? AND layer = ? AND status = ? AND indexed = 1"
+    params: list[object] = [namespace, layer, Status.ACTIVE.value]
+    if limit is not None:
+        sql += f" ORDER BY {order} LIMIT ?"
+        params.append(limit)
+    return [r[0] for r in store.query(sql, params)]
+
+
+def _samples(store: RelationalStore, embedder_name: str, namespace: str, layer: str) -> dict[str, np.ndarray]:
+    size = PROBE_RECENT + PROBE_RANDOM
+    ids = _active(store, namespace, layer, "id DESC", PROBE_RECENT)  # ULIDs: newest first
+    ids += _active(store, namespace, layer, "RANDOM()", size)  # may repeat recent ones: draw enough
+    return store.get_embeddings(embedder_name, list(dict.fromkeys(ids))[:size])
+
+
+def _resync(store: RelationalStore, outbox: OutboxApplier, namespaces: list[str], layer: str, now: float,
+            report: ReconcileReport) -> None:
+    rows: list[tuple[str | None, str, str | None, str, str]] = [
+        (mid, ns, layer, VECTOR, SYNC) for ns in namespaces for mid in _active(store, ns, layer, "", None)
+    ]
+    with store.transaction() as tx:
+        tx.enqueue(rows, now)
+    report.absorb(outbox.apply(None, force=True))
+
+
+def verify_vectors(
+    store: RelationalStore, index: VectorIndex, outbox: OutboxApplier, embedder_name: str, now: float
+) -> ReconcileReport:
+    """Probe every namespace and layer; rebuild what answers wrongly; report it."""
+    report = ReconcileReport()
+    namespaces = store.namespaces()
+    for layer in (lay.value for lay in PERSISTENT_LAYERS):
+        samples = {ns: _samples(store, embedder_name, ns, layer) for ns in namespaces}
+        report.probed += sum(len(s) for s in samples.values())
+        broken = {ns: why for ns in namespaces if (why := probe(index, layer, ns, samples[ns])) is not None}
+        if not broken:
+            continue
+        log.warning("reconcile: vector index answers wrongly for %d namespace(s) of %s; rebuilding: %s",
+                    len(broken), layer, broken)
+        still: dict[str, str] = {}
+        reset = getattr(index, "reset_layer", None)
+        if callable(reset) and any(why.startswith(_RAISED) for why in broken.values()):
+            still = dict(broken)  # a query that raises is the collection's segment, not one namespace
+        for ns, why in broken.items():
+            if ns in still:
+                continue
+            try:
+                index.delete_namespace(layer, ns)
+                _resync(store, outbox, [ns], layer, now, report)
+            except Exception as exc:
+                still[ns] = f"{why}; namespace rebuild failed: {type(exc).__name__}: {exc}"
+                continue
+            if probe(index, layer, ns, samples[ns]) is None:
+                report.rebuilt[f"{layer}:{ns}"] = why
+            else:
+                still[ns] = why
+        if still and callable(reset):
+            log.warning("reconcile: rebuilding the whole %s vector collection", layer)
+            reset(layer)
+            _resync(store, outbox, namespaces, layer, now, report)
+            report.rebuilt[f"{layer}:*"] = "; ".join(f"{ns}: {why}" for ns, why in still.items())
+            still = {ns: why for ns in still if (why := probe(index, layer, ns, samples[ns])) is not None}
+        for ns, why in still.items():
+            report.errors[f"{VECTOR}:{layer}:{ns}"] = f"still answers wrongly after a rebuild: {why}"
+    return report

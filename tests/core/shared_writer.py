@@ -1,0 +1,49 @@
+"""Child process for the verify test: one of several engines writing ONE embedded Chroma directory at
+once, the multi-process setup the directory lock now refuses. It injects its own ``ChromaVectorIndex``
+(an injected index takes no lock) to reproduce what several ``Hindsight(path)`` processes did before.
+
+Usage: python shared_writer.py DATA_DIR GO_FILE TAG N_EVENTS"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+import time
+from collections.abc import Sequence
+
+import numpy as np
+
+from hindsight_core import Hindsight
+from hindsight_core.embeddings.base import normalise
+from hindsight_core.vectors.chroma import ChromaVectorIndex
+
+
+class HashEmbedder:
+    """Deterministic vectors from a hash of the text: the corruption is Chroma's, and a real model would
+    only make each writer slower. The parent reads the stored vectors under the same ``name``."""
+
+    name = "test/sha256-64"
+    dim = 64
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        seeds = [int.from_bytes(hashlib.sha256(t.encode()).digest()[:8], "little") for t in texts]
+        return normalise(np.stack([np.random.default_rng(s).normal(size=self.dim) for s in seeds]))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_documents([text])[0]
+
+
+def main() -> None:
+    data, go, tag, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+    vectors = ChromaVectorIndex(os.path.join(data, "chroma"))
+    with Hindsight(data, embedder=HashEmbedder(), vector_index=vectors, background_consolidation=False) as hs:
+        while not os.path.exists(go):
+            time.sleep(0.005)
+        for start in range(0, n, 20):
+            hs.record_many([f"writer {tag} note {i}: item {i * 7 % 101}" for i in range(start, min(n, start + 20))],
+                           namespace="shared:ns")
+
+
+if __name__ == "__main__":
+    main()
