@@ -498,28 +498,36 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin):
 
     # -- forget ----------------------------------------------------------------------------------
     def forget(self, memory_id: str, *, namespace: str | None = None) -> bool:
-        """Erase one memory: no table keeps its content, vector or id but a tombstone (id, namespace,
-        time), and a distilled memory whose sources were all erased goes with it (facts that keep other
-        sources just lose this one). One transaction; the indexes drop the ids after commit. Returns
-        ``False`` when there was none (or it is in another namespace than the one named)."""
+        """Erase one memory, from the store or from its archive file: no table keeps its content, vector or
+        id but a tombstone (id, namespace, time), and a distilled memory whose sources were all erased goes
+        with it (facts that keep other sources just lose this one). One transaction; the indexes drop the
+        ids after commit. Returns ``False`` when there was none (or it is in another namespace than the one
+        named)."""
+        memory = self.get(memory_id, namespace=namespace)
+        if memory is None:  # an archived memory is erased from its archive file
+            return self._forget_archived(check_id(memory_id), None if namespace is None else check_namespace(namespace))
+        return bool(self._erase(memory.namespace, [memory.id]))
+
+    def _erase(self, namespace: str, seeds: Sequence[str], *, archived: bool = False) -> list[str]:
+        """Erase ``seeds`` and what was distilled only from them, in one transaction; returns the ids.
+        ``archived`` seeds are no longer in the store (their records leave the archive file): they get
+        tombstones and leave the logs and other memories' provenance all the same."""
         from hindsight_core.write.erase import closure, erase
 
-        memory = self.get(memory_id, namespace=namespace)
-        if memory is None:
-            return False
         now = to_ts(self.now())
         with self.store.transaction() as tx:
-            erased, rewritten = closure(tx, memory.namespace, [memory.id])
-            ids = [mid for mid, _ in erased]
-            if not ids:  # erased by another caller between the read and the transaction
-                return False
-            erase(tx, memory.namespace, ids, rewritten, now)
-            tx.enqueue([(mid, memory.namespace, layer, t, SYNC) for mid, layer in erased for t in TARGETS], now)
-            self._forget_memories_extra(memory.namespace, ids)
+            stored, rewritten = closure(tx, namespace, seeds)
+            ids = [mid for mid, _ in stored]
+            if not ids and not archived:  # erased by another caller between the read and the transaction
+                return []
+            gone = list(dict.fromkeys([*seeds, *ids])) if archived else ids
+            erase(tx, namespace, gone, rewritten, now)
+            tx.enqueue([(mid, namespace, layer, t, SYNC) for mid, layer in stored for t in TARGETS], now)
+            self._forget_memories_extra(namespace, gone)
         self.outbox.apply(ids)
-        gone = set(ids)
-        self._sensory = {k: v for k, v in self._sensory.items() if v.id not in gone}
-        return True
+        dropped = set(gone)
+        self._sensory = {k: v for k, v in self._sensory.items() if v.id not in dropped}
+        return gone
 
     def forget_namespace(self, namespace: str) -> int:
         """Erase every memory of a namespace (tombstones stay, as for ``forget``); returns how many.

@@ -5,6 +5,7 @@ sees it. The attributes below are what a facet may use of the core."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +47,14 @@ class Facet:
 
     def _forget_namespace_extra(self, namespace: str) -> None:
         """Inside the ``forget_namespace`` transaction: delete facet-owned rows of the namespace."""
+
+    def _erase(self, namespace: str, seeds: Sequence[str], *, archived: bool = False) -> list[str]:
+        raise NotImplementedError
+
+    def _forget_archived(self, memory_id: str, namespace: str | None) -> bool:
+        """``forget`` of a memory that is not in the store: a facet that keeps memories elsewhere (the
+        archive) erases it there. Returns whether it found it."""
+        return False
 
     def _forget_memories_extra(self, namespace: str, ids: list[str]) -> None:
         """Inside the ``forget`` transaction: drop what the facet holds of these erased memories."""

@@ -105,6 +105,35 @@ class LifecycleMixin(Facet):
     def _holds_namespace(self, namespace: str) -> bool:
         return super()._holds_namespace(namespace) or bool(archive.existing(self._archive_root(), namespace))
 
+    def _forget_archived(self, memory_id: str, namespace: str | None) -> bool:
+        """Erase an archived memory: its record (and those of archived memories distilled only from it)
+        leaves the archive file, and the store erases what it distilled from them, as ``forget`` does."""
+        root = self._archive_root()
+        if namespace is not None:
+            paths = archive.existing(root, namespace)
+        else:
+            paths = sorted(root.glob(f"*{archive.SUFFIX}")) if root.is_dir() else []
+        for path in paths:
+            try:
+                if memory_id.encode() not in path.read_bytes():
+                    continue
+                records = {m.id: m for m, _, _ in archive.read(path).records}
+            except (OSError, InvalidInputError):
+                continue
+            target = records.get(memory_id)
+            if target is None or (namespace is not None and target.namespace != namespace):
+                continue
+            erased = {memory_id}
+            grown = True
+            while grown:
+                before = len(erased)
+                erased |= {m.id for m in records.values() if m.source_ids and set(m.source_ids) <= erased}
+                grown = len(erased) > before
+            self._erase(target.namespace, sorted(erased), archived=True)
+            archive.drop(path, erased)
+            return True
+        return super()._forget_archived(memory_id, namespace)
+
     def _after_forget_namespace(self, namespace: str) -> None:
         """The erase has committed: a file that cannot be removed is logged, never raised over it."""
         super()._after_forget_namespace(namespace)

@@ -213,6 +213,39 @@ def append(path: Path, lines: Iterable[dict[str, Any]]) -> None:
         os.close(fd)
 
 
+def drop(path: Path, ids: set[str]) -> int:
+    """Rewrite the archive without the records of ``ids`` (``forget`` of archived memories): the kept
+    lines go to a temporary file beside it, which is fsynced and renamed over the archive, so a crash
+    leaves the old file or the new one, never a mix. A damaged line that names one of the ids is dropped
+    too. Returns how many lines were dropped; raises :class:`ArchiveError` (the file is as it was)."""
+    try:
+        raw_lines = path.read_bytes().splitlines(keepends=True)
+    except OSError as exc:
+        raise ArchiveError(f"cannot read archive {str(path)!r}: {exc}") from exc
+    needles = [i.encode() for i in ids]
+    kept = [line for line in raw_lines if not any(n in line for n in needles)]
+    dropped = len(raw_lines) - len(kept)
+    if not dropped:
+        return 0
+    temporary = path.with_name(path.name + ".tmp")
+    try:
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            payload = b"".join(kept)
+            written = 0
+            while written < len(payload):
+                written += os.write(fd, payload[written:])
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temporary, path)
+        _fsync_dir(path.parent)
+    except OSError as exc:
+        temporary.unlink(missing_ok=True)
+        raise ArchiveError(f"cannot rewrite archive {str(path)!r}: {exc}") from exc
+    return dropped
+
+
 def _cut(fd: int, size: int) -> None:
     """Truncate a failed append back to where it started (truncating frees space, so it works on a full
     disk); if even that fails, the next append drops the torn tail."""
