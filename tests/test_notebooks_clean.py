@@ -99,6 +99,9 @@ def test_year_of_activation_matches_what_sweep_did() -> None:
     assert " active " in rows["fact: peanut allergy (importance 4)"]  # recalled every week
     assert " active " in rows["fact: Lisbon budget"]  # recalled until May, fading slowly since
     text = _text(nb)
+    archive = text.split("….jsonl holds:")[1].split("\n\n")[0]  # the archive file, read back
+    assert "'Yesterday I watched a documentary about whales'" in archive and "'My cat is called Miso'" in archive
+    assert "peanuts" not in archive and "Lisbon" not in archive
     assert "The user lives in Berlin" in text and "-> 'The user lives in Lisbon'" in text  # the conflict
     prompt = text.split("recall now injects:")[1].split("conflicts resolved")[0]
     assert "Lisbon" in prompt and "Paris" not in prompt and "Berlin" not in prompt
