@@ -1,0 +1,50 @@
+"""A recorded namespace for the inspector's tests: episodes, distilled facts, a fact superseded by a
+later one (the rule extractor: "I live in Hangzhou" then "we just moved to Shanghai"), recalls that
+reinforced memories over simulated weeks, and a second namespace that must never leak in."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from hindsight_core import Hindsight
+from hindsight_core.types import Layer, Memory, Status
+
+NS = "user:amy"
+OTHER = "user:bob"
+
+
+@dataclass
+class Recorded:
+    engine: Hindsight
+    allergy: Memory  # the episode
+    old_city: Memory  # superseded semantic fact
+    new_city: Memory  # its successor
+    other: Memory  # a memory of OTHER
+
+
+def record_namespace(hs: Hindsight, clock: object) -> Recorded:
+    allergy = hs.record("I'm allergic to peanuts, so no satay for me.", NS, session_id="s1")
+    hs.record("I live in Hangzhou, near the West Lake.", NS, session_id="s1")
+    hs.record("Can you suggest a good book about gardening?", NS, session_id="s1")
+    hs.consolidate(NS)
+    (old_city,) = [m for m in hs.find(NS, layer=Layer.SEMANTIC) if "Hangzhou" in m.content]
+    for _ in range(3):
+        clock.advance(days=5)  # type: ignore[attr-defined]
+        hs.recall("Do I have any food allergies?", NS, session_id="s1")
+    clock.advance(days=20)  # type: ignore[attr-defined]
+    hs.record("Big news: we just moved to Shanghai last weekend.", NS, session_id="s2")
+    hs.consolidate(NS)
+    hs.flush_recall_log()
+    old = hs.get(old_city.id)
+    assert old is not None and old.status == Status.SUPERSEDED and old.superseded_by
+    new_city = hs.get(old.superseded_by)
+    assert new_city is not None
+    other = hs.record("Bob keeps bees on his roof in Lyon.", OTHER, session_id="b1")
+    return Recorded(engine=hs, allergy=allergy, old_city=old, new_city=new_city, other=other)
+
+
+@pytest.fixture
+def recorded(engine: Hindsight, clock: object) -> Recorded:
+    return record_namespace(engine, clock)
