@@ -57,7 +57,8 @@ def activation_svg(curve: ActivationCurve) -> str:
         out.append(f'<text x="{LEFT - 6}" y="{y(v) + 4:.1f}" text-anchor="end" fill="#555">{v:g}</text>')
     for i in range(6):
         t = x0 + (x1 - x0) * i / 5
-        out.append(f'<text x="{x(t):.1f}" y="{TOP + plot_h + 15}" text-anchor="middle" fill="#555">{_day(t)}</text>')
+        anchor = "start" if i == 0 else "end" if i == 5 else "middle"
+        out.append(f'<text x="{x(t):.1f}" y="{TOP + plot_h + 15}" text-anchor="{anchor}" fill="#555">{_day(t)}</text>')
     out.append(f'<text x="14" y="{TOP + plot_h / 2:.0f}" transform="rotate(-90 14 {TOP + plot_h / 2:.0f})" '
                'text-anchor="middle" fill="#333">ln A(t)</text>')
     # the cold threshold

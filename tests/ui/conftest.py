@@ -33,6 +33,8 @@ def record_namespace(hs: Hindsight, clock: object) -> Recorded:
     for _ in range(3):
         clock.advance(days=5)  # type: ignore[attr-defined]
         hs.recall("Do I have any food allergies?", NS, session_id="s1")
+        # a live process flushes within seconds (reinforce_max_age_s); the simulated clock jumps days
+        hs.flush_recall_log()
     clock.advance(days=20)  # type: ignore[attr-defined]
     hs.record("Big news: we just moved to Shanghai last weekend.", NS, session_id="s2")
     hs.consolidate(NS)
