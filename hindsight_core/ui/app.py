@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 from hindsight_core.clock import to_ts
 from hindsight_core.errors import HindsightError, InvalidInputError, UnknownNamespaceError
@@ -60,8 +60,7 @@ def create_app(engine: Hindsight, *, writable: bool = False, allowed_hosts: list
     from starlette.applications import Starlette
     from starlette.middleware import Middleware
     from starlette.middleware.trustedhost import TrustedHostMiddleware
-    from starlette.requests import Request
-    from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
+    from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse
     from starlette.routing import Route
 
     from hindsight_core.ui.curve import activation_curve
@@ -160,13 +159,14 @@ def create_app(engine: Hindsight, *, writable: bool = False, allowed_hosts: list
         contents: dict[str, Memory] = {}
         message = ""
         if query.strip():
-            try:
-                k = int(k_raw) if k_raw else None
-                result = engine.recall(query, ns, session_id=session, k=k, explain=True, track=False)
-            except ValueError:
+            k = int(k_raw) if k_raw.strip().isdigit() else None
+            if k_raw.strip() and k is None:
                 message = f"k must be a whole number, got {k_raw!r}"
-            except InvalidInputError as exc:
-                message = str(exc)
+            else:
+                try:
+                    result = engine.recall(query, ns, session_id=session, k=k, explain=True, track=False)
+                except InvalidInputError as exc:
+                    message = str(exc)
             if result is not None and result.trace is not None:
                 trace = result.trace
                 ids = {c.id for ranked in trace.channels.values() for c in ranked} | {c.id for c in trace.fused}
@@ -204,8 +204,9 @@ def create_app(engine: Hindsight, *, writable: bool = False, allowed_hosts: list
     async def consolidate(request: Request) -> Response:
         import asyncio
 
-        form = await request.form()
-        ns = str(form.get("ns", ""))
+        # a plain urlencoded form: no multipart parser needed for one field
+        form = parse_qs((await request.body()).decode("utf-8", "replace"))
+        ns = (form.get("ns") or [""])[0]
         try:
             report = await asyncio.to_thread(engine.consolidate, ns)
         except HindsightError as exc:
@@ -248,7 +249,8 @@ def _chain(engine: Hindsight, memory: Memory) -> tuple[list[Memory], list[Memory
         next_ids = [current.superseded_by] if current.superseded_by else [
             e.src for e in engine.store.edges(current.id, kind=EdgeKind.SUPERSEDES, direction="in")
         ]
-        nxt = next((m for i in next_ids if i not in seen for m in [engine.store.get_many_in(ns, [i]).get(i)] if m), None)
+        newer = engine.store.get_many_in(ns, [i for i in next_ids if i not in seen])
+        nxt = next((newer[i] for i in next_ids if i in newer), None)
         if nxt is None:
             break
         seen.add(nxt.id)

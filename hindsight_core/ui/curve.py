@@ -77,7 +77,8 @@ def activation_curve(
         before = math.log(max(before_value, _MIN_ACTIVATION))
         rebuilt.append(Reinforcement(at=at, relevance=relevance, before=before, after=after))
         log_base, ref, segment_end = before, at, at
-    segments.append((start, _log_at(log_base, ref, rate, start), segment_end, _log_at(log_base, ref, rate, segment_end)))
+    first = (start, _log_at(log_base, ref, rate, start), segment_end, _log_at(log_base, ref, rate, segment_end))
+    segments.append(first)
     curve.past = segments[::-1]
     curve.reinforcements = rebuilt[::-1]
     curve.now_log = act.log_at(now, rate)

@@ -104,7 +104,7 @@ def activation_svg(curve: ActivationCurve) -> str:
         dates.append(("goes cold", curve.cold_at, "#1f6fd1"))
     if curve.archive_at is not None:
         dates.append(("archived", curve.archive_at, "#b02a2a"))
-    lx = LEFT
+    lx: float = LEFT
     for glyph, label in items:
         out.append(f'<g transform="translate({lx},{ly})">{glyph}<text x="28" y="4" fill="#333">{label}</text></g>')
         lx += 40 + 6.2 * len(label)

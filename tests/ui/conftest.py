@@ -4,7 +4,10 @@ reinforced memories over simulated weeks, and a second namespace that must never
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -47,6 +50,36 @@ def record_namespace(hs: Hindsight, clock: object) -> Recorded:
     return Recorded(engine=hs, allergy=allergy, old_city=old, new_city=new_city, other=other)
 
 
+class Clock:
+    """The injectable clock, moved by hand (the tests' ``FixedClock``, for a module-scoped engine)."""
+
+    def __init__(self) -> None:
+        self.current = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.current
+
+    def advance(self, **delta: float) -> datetime:
+        self.current += timedelta(**delta)
+        return self.current
+
+
+def _engine(path: Path, embedder: object) -> Iterator[Recorded]:
+    clock = Clock()
+    hs = Hindsight(path, clock=clock, embedder=embedder)  # type: ignore[arg-type]
+    try:
+        yield record_namespace(hs, clock)
+    finally:
+        hs.close()
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory, embedder: object) -> Iterator[Recorded]:
+    """Shared by a module's read-only tests: recording and consolidating once keeps them fast."""
+    yield from _engine(tmp_path_factory.mktemp("ui") / "data", embedder)
+
+
 @pytest.fixture
-def recorded(engine: Hindsight, clock: object) -> Recorded:
-    return record_namespace(engine, clock)
+def own_recorded(tmp_path: Path, embedder: object) -> Iterator[Recorded]:
+    """For a test that changes memory."""
+    yield from _engine(tmp_path / "data", embedder)
