@@ -63,6 +63,9 @@ class Clock:
         self.current += timedelta(**delta)
         return self.current
 
+    def set_ts(self, ts: float) -> None:
+        self.current = datetime.fromtimestamp(ts, UTC)
+
 
 def _engine(path: Path, embedder: object) -> Iterator[Recorded]:
     clock = Clock()
