@@ -215,12 +215,10 @@ class RecallPipeline:
             in_window = window is not None and window.start <= memory.occurred_at < window.end
             evidence[mid] = Evidence(z=z, coverage=cover, in_window=in_window, standing=standing,
                                      rerank=reranked.get(mid) if reranked else None)
-        kept = apply_floor(
-            evidence, cfg, history=bool(analysis.history_cues or window or analysis.about_user), size=corpus.size
-        )
+        history = bool(analysis.history_cues or window or analysis.about_user)
+        kept = apply_floor(evidence, cfg, history=history, size=corpus.size)
         trace = None
         if explain:
-            history = bool(analysis.history_cues or window or analysis.about_user)
             trace = self._trace(corpus.size, rankings, weights, ordered, replaced, reranked, evidence, kept, history)
         keep = [(mid, score) for mid, score in ordered if mid in kept]
         if not keep:
