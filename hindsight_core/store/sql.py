@@ -440,3 +440,16 @@ class RelationalStore:
             top = max(values.values(), default=1.0) or 1.0
             found.append((float(at), float(values.get(memory_id, top)) / top))
         return found
+
+    def fading(
+        self, namespace: str, layer: str, *, rate: float, at: float, cold_log: float, idle_s: float, limit: int,
+    ) -> list[Memory]:
+        """Active memories of a layer that ``sweep`` would make cold at time ``at`` (activation below
+        ``cold_log`` and idle ``idle_s``), lowest activation first: what the memory is about to forget."""
+        return self.select(
+            "namespace = ? AND layer = ? AND status = ? AND act_log_base - ? * (? - act_ref_time) < ? "
+            "AND act_ref_time <= ?",
+            [namespace, layer, Status.ACTIVE.value, rate, at, cold_log, at - idle_s],
+            order=f"act_log_base - {float(rate)!r} * ({float(at)!r} - act_ref_time)",
+            limit=limit,
+        )

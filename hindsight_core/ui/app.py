@@ -27,6 +27,9 @@ if TYPE_CHECKING:
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 #: Rows per memory list: an operator narrows with the filters rather than scrolls.
 LIST_LIMIT = 200
+#: The horizon of "about to go cold" on the health panels.
+FADING_DAYS = 7
+_DAY = 86_400.0
 #: How far a supersedes chain is followed either way (chains are short; this only bounds a cycle).
 CHAIN_LIMIT = 50
 
@@ -85,6 +88,20 @@ def create_app(engine: Hindsight, *, writable: bool = False, allowed_hosts: list
     def log_now(memory: Memory) -> float:
         return memory.activation.log_at(now_ts(), engine.config.activation.rate(memory.layer))
 
+    def fading(ns: str, days: float) -> list[Memory]:
+        """What the sweep would make cold within ``days`` if nothing recalls it (pinned ones never fade)."""
+        cfg = engine.config
+        found: list[Memory] = []
+        for layer in PERSISTENT_LAYERS:
+            rate = cfg.activation.rate(layer)
+            if rate <= 0:
+                continue
+            found += engine.store.fading(
+                ns, layer.value, rate=rate, at=now_ts() + days * _DAY, cold_log=cfg.lifecycle.cold_log_activation,
+                idle_s=cfg.lifecycle.cold_idle_days * _DAY, limit=LIST_LIMIT + 1,
+            )
+        return sorted((m for m in found if not m.metadata.get("pinned")), key=log_now)
+
     # -- pages ---------------------------------------------------------------------------------
     def index(request: Request) -> Response:
         stats = engine.stats()
@@ -100,6 +117,9 @@ def create_app(engine: Hindsight, *, writable: bool = False, allowed_hosts: list
         text = request.query_params.get("q", "").strip()
         layer = request.query_params.get("layer") or None
         status = request.query_params.get("status") or None
+        horizon = request.query_params.get("fading", "")
+        if horizon and not (horizon.isdigit() and 0 <= int(horizon) <= 3650):
+            return error(request, 400, f"fading must be a number of days from 0 to 3650, got {horizon!r}")
         try:
             stats = engine.stats(ns)
             if layer is not None:
@@ -110,8 +130,11 @@ def create_app(engine: Hindsight, *, writable: bool = False, allowed_hosts: list
             return error(request, 404, str(exc))
         except (InvalidInputError, ValueError) as exc:
             return error(request, 400, str(exc))
-        memories = engine.store.search_memories(ns, text=text or None, layer=layer, status=status,
-                                                limit=LIST_LIMIT + 1)
+        if horizon:
+            memories = fading(ns, int(horizon))
+        else:
+            memories = engine.store.search_memories(ns, text=text or None, layer=layer, status=status,
+                                                    limit=LIST_LIMIT + 1)
         more = len(memories) > LIST_LIMIT
         memories = memories[:LIST_LIMIT]
         ns_stats = stats.namespaces[ns]
@@ -119,7 +142,9 @@ def create_app(engine: Hindsight, *, writable: bool = False, allowed_hosts: list
             request, "namespace.html", title=ns, ns=ns, q=text, layer=layer or "", status=status or "",
             memories=[(m, log_now(m)) for m in memories], more=more, ns_stats=ns_stats, stats=stats,
             layers=[v.value for v in PERSISTENT_LAYERS], statuses=[s.value for s in Status],
-            cold_log=engine.config.lifecycle.cold_log_activation,
+            cold_log=engine.config.lifecycle.cold_log_activation, horizon=horizon,
+            fading_count=len(fading(ns, FADING_DAYS)), fading_days=FADING_DAYS,
+            horizon_date=now_ts() + int(horizon or 0) * _DAY,
         )
 
     def memory_page(request: Request) -> Response:
@@ -177,7 +202,9 @@ def create_app(engine: Hindsight, *, writable: bool = False, allowed_hosts: list
 
     def health(request: Request) -> Response:
         stats = engine.stats()
-        return page(request, "health.html", title="Health", stats=stats)
+        counts = {ns: len(fading(ns, FADING_DAYS)) for ns in stats.namespaces}
+        return page(request, "health.html", title="Health", stats=stats, fading_counts=counts,
+                    fading_days=FADING_DAYS)
 
     # -- writes (writable mode only) ------------------------------------------------------------
     def guarded(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:

@@ -4,8 +4,10 @@ writes exist only when asked for."""
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Iterator
+from datetime import timedelta
 from html import unescape
 from urllib.parse import urlencode
 
@@ -174,3 +176,20 @@ def test_missing_extra_names_the_ui_extra(recorded: Recorded, monkeypatch: pytes
     monkeypatch.setitem(sys.modules, "starlette", None)
     with pytest.raises(MissingExtraError, match=r"hindsight-memory\[ui\]"):
         create_app(recorded.engine)
+
+
+def test_going_cold_lists_what_the_sweep_will_make_cold(own_recorded: Recorded) -> None:
+    hs = own_recorded.engine
+
+    def listed(client: TestClient, days: int) -> set[str]:
+        page = client.get(_ns(fading=str(days)))
+        assert page.status_code == 200 and 'id="fading-list"' in page.text
+        return set(re.findall(r'<td><a href="/memory/([0-9A-Z]+)">', page.text))
+
+    with _client(own_recorded) as client:
+        week, month = listed(client, 7), listed(client, 40)
+        assert f'fading=7">{len(week)}</a>' in client.get("/health").text
+        assert client.get(_ns(fading="soon")).status_code == 400
+    assert month and own_recorded.new_city.id not in month  # episodes idle since March; not the new fact
+    report = hs.sweep(hs.now() + timedelta(days=40), namespace=NS)
+    assert set(report.cooled_ids) == month
