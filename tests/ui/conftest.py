@@ -25,6 +25,8 @@ class Recorded:
     old_city: Memory  # superseded semantic fact
     new_city: Memory  # its successor
     other: Memory  # a memory of OTHER
+    now: datetime | None = None  # the clock's time once recorded, for a process serving the directory
+    path: Path | None = None
 
 
 def record_namespace(hs: Hindsight, clock: object) -> Recorded:

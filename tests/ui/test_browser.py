@@ -7,16 +7,22 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from .conftest import NS, Recorded
+from hindsight_core import Hindsight
+
+from .conftest import NS, Clock, Recorded, record_namespace
 
 ROOT = Path(__file__).resolve().parents[2]
+CHILD = Path(__file__).with_name("serve_child.py")
 SCREENSHOT = ROOT / "docs" / "ui.png"
 
 
@@ -46,27 +52,56 @@ def _free_port() -> int:
 
 
 @pytest.fixture
-def server(recorded: Recorded) -> Iterator[str]:
-    """The real inspector, served by uvicorn in a thread, as ``hindsight ui`` serves it."""
-    import uvicorn
+def recorded_dir(tmp_path: Path, embedder: object) -> Recorded:
+    """A recorded directory, closed again so that the server process can own it."""
+    clock = Clock()
+    hs = Hindsight(tmp_path / "data", clock=clock, embedder=embedder)  # type: ignore[arg-type]
+    try:
+        recorded = record_namespace(hs, clock)
+    finally:
+        hs.close()
+    return replace(recorded, now=clock(), path=tmp_path / "data")
 
-    from hindsight_core.ui import create_app
 
+@pytest.fixture
+def server(recorded_dir: Recorded) -> Iterator[str]:
+    """``hindsight_core.ui.serve`` in its own OS process, as ``hindsight ui`` runs it."""
     port = _free_port()
-    config = uvicorn.Config(create_app(recorded.engine), host="127.0.0.1", port=port, log_level="warning")
-    srv = uvicorn.Server(config)
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not srv.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "the inspector did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(timeout=10)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    child = subprocess.Popen(
+        [sys.executable, str(CHILD), str(recorded_dir.path), str(port), str(recorded_dir.now.isoformat())],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+    )
+    try:
+        assert child.stdout is not None
+        output: list[str] = []
+        for line in child.stdout:  # the banner comes once the engine is open, just before uvicorn binds
+            output.append(line)
+            if line.startswith("Hindsight inspector on"):
+                break
+        banner = output[-1] if output else ""
+        assert f"http://127.0.0.1:{port}/" in banner and "read-only" in banner, "".join(output)
+        threading.Thread(target=child.stdout.read, daemon=True).start()  # keep the pipe drained
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert child.poll() is None and time.monotonic() < deadline, "the inspector did not start"
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        child.terminate()
+        try:
+            child.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
 
 
-def test_inspector_in_a_real_browser(chromium: str, server: str, recorded: Recorded) -> None:
+def test_inspector_in_a_real_browser(chromium: str, server: str, recorded_dir: Recorded) -> None:
+    recorded = recorded_dir
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
