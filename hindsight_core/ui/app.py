@@ -118,7 +118,7 @@ def create_app(engine: Hindsight, *, writable: bool = False, allowed_hosts: list
         layer = request.query_params.get("layer") or None
         status = request.query_params.get("status") or None
         horizon = request.query_params.get("fading", "")
-        if horizon and not (horizon.isdigit() and 0 <= int(horizon) <= 3650):
+        if horizon and not (horizon.isdecimal() and 0 <= int(horizon) <= 3650):
             return error(request, 400, f"fading must be a number of days from 0 to 3650, got {horizon!r}")
         try:
             stats = engine.stats(ns)
@@ -184,7 +184,7 @@ def create_app(engine: Hindsight, *, writable: bool = False, allowed_hosts: list
         contents: dict[str, Memory] = {}
         message = ""
         if query.strip():
-            k = int(k_raw) if k_raw.strip().isdigit() else None
+            k = int(k_raw) if k_raw.strip().isdecimal() else None
             if k_raw.strip() and k is None:
                 message = f"k must be a whole number, got {k_raw!r}"
             else:
@@ -249,7 +249,15 @@ def create_app(engine: Hindsight, *, writable: bool = False, allowed_hosts: list
         Route("/memory/{memory_id}/forget", guarded(forget), methods=["POST"]),
         Route("/consolidate", guarded(consolidate), methods=["POST"]),
     ]
-    app = Starlette(routes=routes, middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=hosts)])
+    async def failed(request: Request, exc: Exception) -> Response:
+        """A backend failure (a locked or failing database, a closed engine) is a page saying so."""
+        status_code = 400 if isinstance(exc, InvalidInputError) else 503
+        return error(request, status_code, f"{type(exc).__name__}: {exc}")
+
+    app = Starlette(
+        routes=routes, middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=hosts)],
+        exception_handlers={HindsightError: failed},
+    )
     app.state.engine = engine
     app.state.writable = writable
     return app

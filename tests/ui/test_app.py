@@ -193,3 +193,10 @@ def test_going_cold_lists_what_the_sweep_will_make_cold(own_recorded: Recorded) 
     assert month and own_recorded.new_city.id not in month  # episodes idle since March; not the new fact
     report = hs.sweep(hs.now() + timedelta(days=40), namespace=NS)
     assert set(report.cooled_ids) == month
+
+
+def test_a_failing_backend_is_a_page_saying_so(own_recorded: Recorded) -> None:
+    with _client(own_recorded) as client:
+        own_recorded.engine.close()
+        r = client.get(f"/memory/{own_recorded.allergy.id}")
+        assert r.status_code == 503 and "EngineClosedError" in r.text
