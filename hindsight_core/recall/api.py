@@ -83,11 +83,16 @@ class RecallMixin(Facet):
         layers: Sequence[Layer | str] | None = None,
         now: datetime | None = None,
         include_cold: bool = False,
+        explain: bool = False,
+        track: bool = True,
     ) -> RecallResult:
         """The memories worth injecting for ``query``, ranked and packed into ``budget_tokens``.
 
         An irrelevant query returns no hits (``to_prompt()`` is then ""), a namespace with no memories
-        an empty result; malformed input raises :class:`InvalidInputError` before anything runs."""
+        an empty result; malformed input raises :class:`InvalidInputError` before anything runs.
+        ``explain=True`` fills ``result.trace`` with every stage's view (an inspector's question "why
+        this memory?"); ``track=False`` writes no recall log and reinforces nothing, so a look at what
+        recall would inject leaves the memory as it was."""
         text = check_text(query, what="query", max_chars=MAX_QUERY_CHARS)
         namespace = check_namespace(namespace)
         session = check_session_id(session_id)
@@ -98,11 +103,12 @@ class RecallMixin(Facet):
         )
         searched = check_layers(layers)
         when = self.now() if now is None else aware(now, what="now")
-        if not isinstance(include_cold, bool):
-            raise InvalidInputError("include_cold must be a bool")
+        for flag, value in (("include_cold", include_cold), ("explain", explain), ("track", track)):
+            if not isinstance(value, bool):
+                raise InvalidInputError(f"{flag} must be a bool")
         return self._pipeline().run(
             text, namespace, session_id=session, k=k_, budget_tokens=budget, layers=searched, now=when,
-            include_cold=include_cold,
+            include_cold=include_cold, explain=explain, track=track,
         )
 
     async def arecall(self, query: str, namespace: str, **kwargs: Any) -> RecallResult:

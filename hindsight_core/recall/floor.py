@@ -163,6 +163,20 @@ def anchor_threshold(cfg: RecallConfig, size: int) -> float:
     return cfg.floor_anchor_base + cfg.floor_anchor_spread * math.sqrt(2.0 * math.log(max(size, 1)))
 
 
+def floor_bars(cfg: RecallConfig, *, history: bool, size: int) -> tuple[float, float]:
+    """``(anchor, keep)``: the evidence the best candidate needs, and the lower bar each one needs."""
+    bar = anchor_threshold(cfg, size)
+    return bar - (cfg.floor_history_relief if history else 0.0), bar - cfg.floor_keep_margin
+
+
+def is_anchored(evidence: Mapping[str, Evidence], cfg: RecallConfig, anchor: float) -> bool:
+    w = cfg.floor_coverage_weight
+    return any(
+        e.strength(w) >= anchor or e.standing or e.in_window or (e.rerank is not None and e.rerank >= 0.5)
+        for e in evidence.values()
+    )
+
+
 def apply_floor(evidence: Mapping[str, Evidence], cfg: RecallConfig, *, history: bool, size: int) -> set[str]:
     """The candidates that clear the floor.
 
@@ -174,14 +188,8 @@ def apply_floor(evidence: Mapping[str, Evidence], cfg: RecallConfig, *, history:
     if not evidence:
         return set()
     w = cfg.floor_coverage_weight
-    bar = anchor_threshold(cfg, size)
-    anchor = bar - (cfg.floor_history_relief if history else 0.0)
-    keep = bar - cfg.floor_keep_margin
-    anchored = any(
-        e.strength(w) >= anchor or e.standing or e.in_window or (e.rerank is not None and e.rerank >= 0.5)
-        for e in evidence.values()
-    )
-    if not anchored:
+    anchor, keep = floor_bars(cfg, history=history, size=size)
+    if not is_anchored(evidence, cfg, anchor):
         return set()
     return {
         mid for mid, e in evidence.items()

@@ -25,6 +25,8 @@ from hindsight_core.recall.floor import (
     Evidence,
     LanguageBaselines,
     apply_floor,
+    floor_bars,
+    is_anchored,
     is_cjk,
     keyword_coverage,
     split_background,
@@ -35,6 +37,7 @@ from hindsight_core.recall.log import LogEntry, RecallRecorder
 from hindsight_core.recall.profile import STANDING_KINDS
 from hindsight_core.recall.rerank import Reranker, rerank
 from hindsight_core.recall.scoring import final_score
+from hindsight_core.recall.trace import FinalScore, FloorDecision, RecallTrace, TraceCandidate
 from hindsight_core.recall.types import Conflict, QueryAnalysis, RecallHit, RecallResult, render_hit
 from hindsight_core.store.sql import RelationalStore
 from hindsight_core.text.tokens import TokenCounter, truncate_to_tokens
@@ -125,8 +128,10 @@ class RecallPipeline:
     # -- the pipeline ----------------------------------------------------------------------------
     def run(
         self, query: str, namespace: str, *, session_id: str | None, k: int, budget_tokens: int,
-        layers: tuple[Layer, ...], now: datetime, include_cold: bool,
+        layers: tuple[Layer, ...], now: datetime, include_cold: bool, explain: bool = False, track: bool = True,
     ) -> RecallResult:
+        """``explain`` fills ``result.trace`` (the result is otherwise the same); ``track=False`` logs and
+        reinforces nothing, so looking at what recall would do does not change the memory."""
         cfg = self.config.recall
         embedding: Future[np.ndarray] = self._pool.submit(self.embedder.embed_query, query)
         corpus = self.corpus(namespace, include_cold)
@@ -134,7 +139,10 @@ class RecallPipeline:
         analysis = analyze(query, now, known_entities=list(corpus.entity_names.values()))
         if corpus.size == 0:
             embedding.result()
-            return self.empty(query, namespace, analysis)
+            result = self.empty(query, namespace, analysis)
+            if explain:
+                result.trace = RecallTrace()
+            return result
         inp = ch.ChannelInput(
             corpus=corpus, analysis=analysis, namespace=namespace, session_id=session_id, layers=layers,
             n=cfg.per_channel, now=now,
@@ -207,25 +215,32 @@ class RecallPipeline:
             in_window = window is not None and window.start <= memory.occurred_at < window.end
             evidence[mid] = Evidence(z=z, coverage=cover, in_window=in_window, standing=standing,
                                      rerank=reranked.get(mid) if reranked else None)
-        kept = apply_floor(
-            evidence, cfg, history=bool(analysis.history_cues or window or analysis.about_user), size=corpus.size
-        )
+        history = bool(analysis.history_cues or window or analysis.about_user)
+        kept = apply_floor(evidence, cfg, history=history, size=corpus.size)
+        trace = None
+        if explain:
+            trace = self._trace(corpus.size, rankings, weights, ordered, replaced, reranked, evidence, kept, history)
         keep = [(mid, score) for mid, score in ordered if mid in kept]
         if not keep:
             result = self.empty(query, namespace, analysis)
             result.degraded = sorted(degraded)
-            self._record(result, session_id, now, rankings, [], {})
+            result.trace = trace
+            if track:
+                self._record(result, session_id, now, rankings, [], {})
             return result
         # 5. final score
         top_fused = max(max(score for _, score in keep), 1e-9)
         max_access = max(fresh[mid].access_count for mid, _ in keep)
         now_ts = to_ts(now)
         scored: list[RecallHit] = []
+        relevances: dict[str, float] = {}
         for mid, score in keep:
             memory = fresh[mid]
             relevance = reranked[mid] if reranked and mid in reranked else max(score, 0.0) / top_fused
             if reranked and mid not in reranked:
                 relevance *= min(reranked.values(), default=1.0)
+            if trace is not None:
+                relevances[mid] = relevance
             total, _, _ = final_score(
                 memory, relevance, now_ts=now_ts, rate=rates[memory.layer], alpha=cfg.alpha, beta=cfg.beta,
                 gamma=cfg.gamma, max_access=max_access,
@@ -248,9 +263,49 @@ class RecallPipeline:
         result = RecallResult(query=query, namespace=namespace, hits=injected, conflicts=conflicts, analysis=analysis,
                               degraded=sorted(degraded))
         result.tokens = self.counter.count(result.to_prompt())
+        if trace is not None:
+            shown = {h.memory.id for h in injected}
+            trace.final = [
+                FinalScore(id=h.memory.id, relevance=relevances[h.memory.id], score=h.score,
+                           injected=h.memory.id in shown)
+                for h in scored
+            ]
+            result.trace = trace
         # 10. log and reinforce
-        self._record(result, session_id, now, rankings, idle, {h.memory.id: h.score for h in injected})
+        if track:
+            self._record(result, session_id, now, rankings, idle, {h.memory.id: h.score for h in injected})
         return result
+
+    def _trace(
+        self, size: int, rankings: dict[str, ch.Ranked], weights: dict[str, float], ordered: list[tuple[str, float]],
+        replaced: dict[str, str], reranked: dict[str, float] | None, evidence: dict[str, Evidence], kept: set[str],
+        history: bool,
+    ) -> RecallTrace:
+        """The stages' view of one recall, for ``explain=True`` (built from what ``run`` computed anyway)."""
+        cfg = self.config.recall
+        anchor, keep = floor_bars(cfg, history=history, size=size)
+        w = cfg.floor_coverage_weight
+
+        def ranked(items: Sequence[tuple[str, float]]) -> list[TraceCandidate]:
+            return [TraceCandidate(id=mid, rank=r, score=float(s)) for r, (mid, s) in enumerate(items, start=1)]
+
+        return RecallTrace(
+            corpus_size=size,
+            channels={name: ranked(items) for name, items in rankings.items()},
+            weights=dict(weights),
+            fusion=cfg.fusion,
+            fused=ranked(ordered),
+            replaced=dict(replaced),
+            reranked=dict(reranked or {}),
+            anchor_bar=anchor,
+            keep_bar=keep,
+            anchored=is_anchored(evidence, cfg, anchor),
+            floor=[
+                FloorDecision(id=mid, z=e.z, coverage=e.coverage, strength=e.strength(w), in_window=e.in_window,
+                              standing=e.standing, rerank=e.rerank, kept=mid in kept)
+                for mid, e in ((mid, evidence[mid]) for mid, _ in ordered)
+            ],
+        )
 
     # -- degraded channels -----------------------------------------------------------------------
     def _activation_channel(self, inp: ch.ChannelInput, rates: dict[Layer, float], degraded: list[str]) -> ch.Ranked:

@@ -8,6 +8,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
+from hindsight_core.recall.trace import RecallTrace
 from hindsight_core.types import Kind, Layer, Memory
 
 
@@ -96,6 +97,8 @@ class RecallResult(BaseModel):
     #: The derived indexes ("vector", "activation") that failed during this recall: their channels were
     #: computed from the relational store and the namespace snapshot instead.
     degraded: list[str] = Field(default_factory=list)
+    #: The stages' view of this recall (channels, fusion, floor, final scores): ``recall(..., explain=True)``.
+    trace: RecallTrace | None = None
 
     def to_prompt(self) -> str:
         """The text an adapter injects; empty when nothing relevant was found, so no header is wasted."""

@@ -405,3 +405,51 @@ class RelationalStore:
             chunk = list(outbox_ids[start : start + 500])
             marks = ", ".join("?" * len(chunk))
             self.execute(f"UPDATE outbox SET last_error = ? WHERE id IN ({marks})", [error[:2000], *chunk])
+
+    # -- inspector reads (hindsight_core/ui) -----------------------------------------------------
+    def search_memories(
+        self, namespace: str, *, text: str | None = None, layer: str | None = None, status: str | None = None,
+        limit: int = 200,
+    ) -> list[Memory]:
+        """A namespace's memories whose content contains ``text`` (case-insensitive for ASCII), newest
+        first: what an operator types to find one memory, with no embedding and no side effect."""
+        where, params = ["namespace = ?"], [namespace]
+        if text:
+            escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            where.append("content LIKE ? ESCAPE '\\'")
+            params.append(f"%{escaped}%")
+        if layer is not None:
+            where.append("layer = ?")
+            params.append(layer)
+        if status is not None:
+            where.append("status = ?")
+            params.append(status)
+        return self.select(" AND ".join(where), params, order="seq DESC", limit=limit)
+
+    def injections(self, namespace: str, memory_id: str) -> list[tuple[float, float]]:
+        """``(time, relevance)`` of each logged recall that injected the memory, oldest first; relevance
+        is its score over the best score of that recall, what reinforcement adds (``recall/log.py``)."""
+        found: list[tuple[float, float]] = []
+        for at, injected, scores in self.query(
+            "SELECT at, injected, scores FROM recall_log WHERE namespace = ? AND injected LIKE ? ORDER BY at, id",
+            (namespace, f'%"{memory_id}"%'),
+        ):
+            if memory_id not in json.loads(injected):
+                continue
+            values: dict[str, float] = json.loads(scores)
+            top = max(values.values(), default=1.0) or 1.0
+            found.append((float(at), float(values.get(memory_id, top)) / top))
+        return found
+
+    def fading(
+        self, namespace: str, layer: str, *, rate: float, at: float, cold_log: float, idle_s: float, limit: int,
+    ) -> list[Memory]:
+        """Active memories of a layer that ``sweep`` would make cold at time ``at`` (activation below
+        ``cold_log`` and idle ``idle_s``), lowest activation first: what the memory is about to forget."""
+        return self.select(
+            "namespace = ? AND layer = ? AND status = ? AND act_log_base - ? * (? - act_ref_time) < ? "
+            "AND act_ref_time <= ?",
+            [namespace, layer, Status.ACTIVE.value, rate, at, cold_log, at - idle_s],
+            order=f"act_log_base - {float(rate)!r} * ({float(at)!r} - act_ref_time)",
+            limit=limit,
+        )

@@ -1,0 +1,294 @@
+"""The inspector's pages: a Starlette app over one engine, HTML rendered on the server with Jinja2.
+
+Everything is read through the engine's public reads and the store's inspector queries; a page view
+changes nothing (the recall playground runs ``recall(track=False)``: no log row, no reinforcement).
+Writes exist only in writable mode and only as POST from this server's own pages."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+from hindsight_core.clock import to_ts
+from hindsight_core.errors import HindsightError, InvalidInputError, UnknownNamespaceError
+from hindsight_core.optional import require
+from hindsight_core.types import PERSISTENT_LAYERS, EdgeKind, Layer, Memory, Status
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import Response
+
+    from hindsight_core.engine import Hindsight
+
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
+#: Rows per memory list: an operator narrows with the filters rather than scrolls.
+LIST_LIMIT = 200
+#: The horizon of "about to go cold" on the health panels.
+FADING_DAYS = 7
+_DAY = 86_400.0
+#: How far a supersedes chain is followed either way (chains are short; this only bounds a cycle).
+CHAIN_LIMIT = 50
+
+_TEMPLATES = Path(__file__).parent / "templates"
+
+
+def _when(ts: float | None) -> str:
+    if ts is None:
+        return "—"
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M")
+
+
+def _date(value: datetime | float | None) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, int | float):
+        value = datetime.fromtimestamp(value, UTC)
+    return value.strftime("%Y-%m-%d %H:%M")
+
+
+def _percent(value: float | None) -> str:
+    return "—" if value is None else f"{100 * value:.0f}%"
+
+
+def create_app(engine: Hindsight, *, writable: bool = False, allowed_hosts: list[str] | None = None) -> Starlette:
+    """The inspector as an ASGI app. Requests must name a local host (``allowed_hosts``, loopback by
+    default): a web page cannot reach it through DNS rebinding. ``writable`` adds forget and consolidate
+    buttons; without it those POST routes answer 403."""
+    require("starlette", "ui")
+    jinja2 = require("jinja2", "ui")
+    from starlette.applications import Starlette
+    from starlette.middleware import Middleware
+    from starlette.middleware.trustedhost import TrustedHostMiddleware
+    from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse
+    from starlette.routing import Route
+
+    from hindsight_core.ui.curve import activation_curve
+    from hindsight_core.ui.svg import activation_svg
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(_TEMPLATES)), autoescape=True, undefined=jinja2.StrictUndefined
+    )
+    env.filters.update(when=_when, date=_date, percent=_percent, qs=lambda d: urlencode(d))
+    hosts = list(allowed_hosts or LOCAL_HOSTS)
+
+    def page(request: Request, name: str, status_code: int = 200, **context: Any) -> HTMLResponse:
+        html = env.get_template(name).render(writable=writable, path=request.url.path, **context)
+        return HTMLResponse(html, status_code=status_code)
+
+    def error(request: Request, status_code: int, message: str) -> HTMLResponse:
+        return page(request, "error.html", status_code=status_code, message=message, title="Error")
+
+    def now_ts() -> float:
+        return to_ts(engine.now())
+
+    def log_now(memory: Memory) -> float:
+        return memory.activation.log_at(now_ts(), engine.config.activation.rate(memory.layer))
+
+    def fading(ns: str, days: float) -> list[Memory]:
+        """What the sweep would make cold within ``days`` if nothing recalls it (pinned ones never fade)."""
+        cfg = engine.config
+        found: list[Memory] = []
+        for layer in PERSISTENT_LAYERS:
+            rate = cfg.activation.rate(layer)
+            if rate <= 0:
+                continue
+            found += engine.store.fading(
+                ns, layer.value, rate=rate, at=now_ts() + days * _DAY, cold_log=cfg.lifecycle.cold_log_activation,
+                idle_s=cfg.lifecycle.cold_idle_days * _DAY, limit=LIST_LIMIT + 1,
+            )
+        return sorted((m for m in found if not m.metadata.get("pinned")), key=log_now)
+
+    # -- pages ---------------------------------------------------------------------------------
+    def index(request: Request) -> Response:
+        stats = engine.stats()
+        rows = []
+        for ns, ns_stats in sorted(stats.namespaces.items()):
+            counts = {layer: sum(s.by_status.values()) for layer, s in ns_stats.layers.items()}
+            rows.append({"name": ns, "counts": counts, "total": sum(counts.values()), "stats": ns_stats})
+        return page(request, "index.html", title="Namespaces", rows=rows, stats=stats,
+                    layers=[layer.value for layer in PERSISTENT_LAYERS])
+
+    def namespace(request: Request) -> Response:
+        ns = request.query_params.get("name", "")
+        text = request.query_params.get("q", "").strip()
+        layer = request.query_params.get("layer") or None
+        status = request.query_params.get("status") or None
+        horizon = request.query_params.get("fading", "")
+        if horizon and not (horizon.isdecimal() and 0 <= int(horizon) <= 3650):
+            return error(request, 400, f"fading must be a number of days from 0 to 3650, got {horizon!r}")
+        try:
+            stats = engine.stats(ns)
+            if layer is not None:
+                Layer(layer)
+            if status is not None:
+                Status(status)
+        except UnknownNamespaceError as exc:
+            return error(request, 404, str(exc))
+        except (InvalidInputError, ValueError) as exc:
+            return error(request, 400, str(exc))
+        if horizon:
+            memories = fading(ns, int(horizon))
+        else:
+            memories = engine.store.search_memories(ns, text=text or None, layer=layer, status=status,
+                                                    limit=LIST_LIMIT + 1)
+        more = len(memories) > LIST_LIMIT
+        memories = memories[:LIST_LIMIT]
+        ns_stats = stats.namespaces[ns]
+        return page(
+            request, "namespace.html", title=ns, ns=ns, q=text, layer=layer or "", status=status or "",
+            memories=[(m, log_now(m)) for m in memories], more=more, ns_stats=ns_stats, stats=stats,
+            layers=[v.value for v in PERSISTENT_LAYERS], statuses=[s.value for s in Status],
+            cold_log=engine.config.lifecycle.cold_log_activation, horizon=horizon,
+            fading_count=len(fading(ns, FADING_DAYS)), fading_days=FADING_DAYS,
+            horizon_date=now_ts() + int(horizon or 0) * _DAY,
+        )
+
+    def memory_page(request: Request) -> Response:
+        memory_id = request.path_params["memory_id"]
+        try:
+            memory = engine.get(memory_id)
+        except InvalidInputError as exc:
+            return error(request, 400, str(exc))
+        if memory is None:
+            return error(request, 404, f"no memory {memory_id!r} (never recorded, forgotten or archived)")
+        ns = memory.namespace
+        sources = engine.store.get_many_in(ns, memory.source_ids)
+        cited_by_ids = [e.src for e in engine.store.edges(memory.id, kind=EdgeKind.DERIVED_FROM, direction="in")]
+        cited_by = list(engine.store.get_many_in(ns, cited_by_ids).values())
+        predecessors, successors = _chain(engine, memory)
+        engine.flush_recall_log()
+        injections = engine.store.injections(ns, memory.id)
+        cfg = engine.config
+        curve = activation_curve(
+            memory, rate=cfg.activation.rate(memory.layer), now=now_ts(), lifecycle=cfg.lifecycle,
+            reinforce_weight=cfg.activation.reinforce_weight, injections=injections,
+        )
+        return page(
+            request, "memory.html", title=f"Memory {memory.id}", m=memory, ns=ns,
+            sources=[sources[s] for s in memory.source_ids if s in sources], missing_sources=[
+                s for s in memory.source_ids if s not in sources
+            ], cited_by=cited_by, predecessors=predecessors, successors=successors, curve=curve,
+            chart=activation_svg(curve), injections=injections, log_now=curve.now_log,
+        )
+
+    def recall_page(request: Request) -> Response:
+        ns = request.query_params.get("ns", "")
+        query = request.query_params.get("q", "")
+        session = request.query_params.get("session") or None
+        k_raw = request.query_params.get("k", "")
+        result = None
+        contents: dict[str, Memory] = {}
+        message = ""
+        if query.strip():
+            k = int(k_raw) if k_raw.strip().isdecimal() else None
+            if k_raw.strip() and k is None:
+                message = f"k must be a whole number, got {k_raw!r}"
+            else:
+                try:
+                    result = engine.recall(query, ns, session_id=session, k=k, explain=True, track=False)
+                except InvalidInputError as exc:
+                    message = str(exc)
+            if result is not None and result.trace is not None:
+                trace = result.trace
+                ids = {c.id for ranked in trace.channels.values() for c in ranked} | {c.id for c in trace.fused}
+                contents = engine.store.get_many_in(ns, ids)
+        return page(request, "recall.html", title=f"Recall — {ns}", ns=ns, q=query, session=session or "",
+                    k=k_raw, result=result, contents=contents, message=message,
+                    status_code=400 if message else 200)
+
+    def health(request: Request) -> Response:
+        stats = engine.stats()
+        counts = {ns: len(fading(ns, FADING_DAYS)) for ns in stats.namespaces}
+        return page(request, "health.html", title="Health", stats=stats, fading_counts=counts,
+                    fading_days=FADING_DAYS)
+
+    # -- writes (writable mode only) ------------------------------------------------------------
+    def guarded(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
+        async def run(request: Request) -> Response:
+            if not writable:
+                return PlainTextResponse("read-only inspector: start it with --writable to change memory", 403)
+            origin = request.headers.get("origin")
+            if origin and urlsplit(origin).hostname not in hosts:
+                return PlainTextResponse(f"cross-origin write refused ({origin})", 403)
+            return await handler(request)
+
+        return run
+
+    async def forget(request: Request) -> Response:
+        import asyncio
+
+        memory_id = request.path_params["memory_id"]
+        memory = await asyncio.to_thread(engine.get, memory_id)
+        if memory is None:
+            return error(request, 404, f"no memory {memory_id!r}")
+        await asyncio.to_thread(engine.forget, memory_id)
+        return RedirectResponse("/ns?" + urlencode({"name": memory.namespace}), status_code=303)
+
+    async def consolidate(request: Request) -> Response:
+        import asyncio
+
+        # a plain urlencoded form: no multipart parser needed for one field
+        form = parse_qs((await request.body()).decode("utf-8", "replace"))
+        ns = (form.get("ns") or [""])[0]
+        try:
+            report = await asyncio.to_thread(engine.consolidate, ns)
+        except HindsightError as exc:
+            return error(request, 400, str(exc))
+        return page(request, "report.html", title="Consolidation", ns=ns, report=report.model_dump_json(indent=2))
+
+    routes = [
+        Route("/", index),
+        Route("/ns", namespace),
+        Route("/memory/{memory_id}", memory_page),
+        Route("/recall", recall_page),
+        Route("/health", health),
+        Route("/memory/{memory_id}/forget", guarded(forget), methods=["POST"]),
+        Route("/consolidate", guarded(consolidate), methods=["POST"]),
+    ]
+    async def failed(request: Request, exc: Exception) -> Response:
+        """A backend failure (a locked or failing database, a closed engine) is a page saying so."""
+        status_code = 400 if isinstance(exc, InvalidInputError) else 503
+        return error(request, status_code, f"{type(exc).__name__}: {exc}")
+
+    app = Starlette(
+        routes=routes, middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=hosts)],
+        exception_handlers={HindsightError: failed},
+    )
+    app.state.engine = engine
+    app.state.writable = writable
+    return app
+
+
+def _chain(engine: Hindsight, memory: Memory) -> tuple[list[Memory], list[Memory]]:
+    """What this memory replaced (oldest first) and what replaced it (next first), same namespace only."""
+    ns = memory.namespace
+    predecessors: list[Memory] = []
+    seen = {memory.id}
+    frontier = [memory.id]
+    while frontier and len(predecessors) < CHAIN_LIMIT:
+        older_ids = [
+            e.dst for mid in frontier for e in engine.store.edges(mid, kind=EdgeKind.SUPERSEDES) if e.dst not in seen
+        ]
+        older = engine.store.get_many_in(ns, older_ids)
+        found = [older[i] for i in dict.fromkeys(older_ids) if i in older]
+        seen.update(m.id for m in found)
+        predecessors = found + predecessors
+        frontier = [m.id for m in found]
+    successors: list[Memory] = []
+    current = memory
+    while len(successors) < CHAIN_LIMIT:
+        next_ids = [current.superseded_by] if current.superseded_by else [
+            e.src for e in engine.store.edges(current.id, kind=EdgeKind.SUPERSEDES, direction="in")
+        ]
+        newer = engine.store.get_many_in(ns, [i for i in next_ids if i not in seen])
+        nxt = next((newer[i] for i in next_ids if i in newer), None)
+        if nxt is None:
+            break
+        seen.add(nxt.id)
+        successors.append(nxt)
+        current = nxt
+    return predecessors, successors

@@ -1,0 +1,202 @@
+"""The inspector's pages through Starlette's TestClient, on a real embedded engine with recorded,
+consolidated and recalled memories: what an operator sees, that looking changes nothing, and that
+writes exist only when asked for."""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Iterator
+from datetime import timedelta
+from html import unescape
+from urllib.parse import urlencode
+
+import pytest
+
+from hindsight_core.errors import MissingExtraError
+from hindsight_core.types import Layer, Status
+
+pytest.importorskip("starlette", reason="the ui extra is not installed")
+
+from starlette.testclient import TestClient
+
+from hindsight_core.ui import create_app
+
+from .conftest import NS, OTHER, Recorded
+
+
+def _client(recorded: Recorded, **options: object) -> TestClient:
+    return TestClient(create_app(recorded.engine, **options), base_url="http://127.0.0.1")  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def client(recorded: Recorded) -> Iterator[TestClient]:
+    with _client(recorded) as c:
+        yield c
+
+
+def _ns(**params: str) -> str:
+    return "/ns?" + urlencode({"name": NS, **params})
+
+
+def test_namespaces_page_lists_every_namespace_with_counts(client: TestClient, recorded: Recorded) -> None:
+    r = client.get("/")
+    assert r.status_code == 200
+    assert f">{NS}</a>" in r.text and f">{OTHER}</a>" in r.text
+    stats = recorded.engine.stats()
+    assert f'<div class="v">{stats.total}</div><div class="k">memories</div>' in r.text
+    # no asset from the network: no external script, stylesheet or image
+    assert "http://" not in r.text.replace("http://www.w3.org/2000/svg", "")
+    assert "https://" not in r.text and "<script" not in r.text
+
+
+def test_search_is_a_substring_within_one_namespace(client: TestClient, recorded: Recorded) -> None:
+    r = client.get(_ns(q="PEANUTS"))
+    assert r.status_code == 200
+    assert f"/memory/{recorded.allergy.id}" in r.text and "Hangzhou" not in r.text
+    # OTHER's memory never shows in NS, even when searched for
+    bees = client.get(_ns(q="bees")).text
+    assert f"/memory/{recorded.other.id}" not in bees and "No memory matches" in bees
+    # LIKE's wildcards are literal characters here
+    assert "No memory matches" in client.get(_ns(q="%")).text
+
+
+def test_filters_by_layer_and_status(client: TestClient, recorded: Recorded) -> None:
+    superseded = client.get(_ns(status="superseded")).text
+    assert f"/memory/{recorded.old_city.id}" in superseded
+    assert f"/memory/{recorded.new_city.id}" not in superseded
+    semantic = client.get(_ns(layer="semantic", status="active")).text
+    assert f"/memory/{recorded.new_city.id}" in semantic and f"/memory/{recorded.allergy.id}" not in semantic
+    assert client.get(_ns(status="forgotten")).status_code == 400
+    assert client.get("/ns?name=user:nobody").status_code == 404
+    assert client.get("/ns?name=not%20a%20namespace").status_code == 400
+
+
+def test_superseded_fact_links_its_successor_and_back(client: TestClient, recorded: Recorded) -> None:
+    old = client.get(f"/memory/{recorded.old_city.id}").text
+    assert 'id="status">superseded<' in old
+    successor_block = old.split('id="successor"', 1)[1].split("</p>", 1)[0]
+    assert f"/memory/{recorded.new_city.id}" in successor_block and "Shanghai" in successor_block
+    new = client.get(f"/memory/{recorded.new_city.id}").text
+    chain = new.split('id="chain"', 1)[1].split("</ol>", 1)[0]
+    assert f"/memory/{recorded.old_city.id}" in chain and 'class="predecessor"' in chain
+    # its sources are the episodes it was distilled from, linked
+    sources = new.split('id="sources"', 1)[1].split("</ul>", 1)[0]
+    for source_id in recorded.new_city.source_ids:
+        assert f"/memory/{source_id}" in sources
+    assert "Shanghai" in sources
+
+
+def test_memory_page_draws_the_activation_curve_with_recalls_and_thresholds(
+    client: TestClient, recorded: Recorded
+) -> None:
+    page = client.get(f"/memory/{recorded.allergy.id}").text
+    svg = page.split('id="activation"', 1)[1].split("</svg>", 1)[0]
+    assert svg.count('class="recall"') == 3  # the three recalls that injected it
+    assert 'class="cold-threshold"' in svg and "cold threshold (ln A = -3)" in svg
+    assert 'id="cold-at"' in page and 'id="archive-at"' in page
+    never = client.get(f"/memory/{recorded.other.id}").text.split('id="activation"', 1)[1].split("</svg>", 1)[0]
+    assert 'class="recall"' not in never
+
+
+def test_unknown_or_malformed_memory_ids(client: TestClient) -> None:
+    assert client.get("/memory/01KJMA0FM0P9JMX0000000000").status_code == 404
+    assert client.get("/memory/" + "x" * 300).status_code in (400, 404)
+
+
+def test_recall_playground_shows_every_stage_and_changes_nothing(client: TestClient, recorded: Recorded) -> None:
+    hs = recorded.engine
+    before = {m.id: (m.activation, m.access_count) for m in hs.find(NS)}
+    logged = hs.store.query("SELECT COUNT(*) FROM recall_log")[0][0]
+    query = "Do I have any food allergies?"
+    r = client.get("/recall?" + urlencode({"ns": NS, "q": query}))
+    assert r.status_code == 200
+    expected = hs.recall(query, NS, track=False).to_prompt()
+    assert expected and "peanuts" in expected
+    html = r.text
+    assert unescape(html.split('<pre id="prompt">', 1)[1].split("</pre>", 1)[0]) == expected
+    for channel in ("vector", "keyword", "temporal", "entity", "profile", "activation"):
+        assert f"<strong>{channel}</strong>" in html
+    assert 'class="kept"' in html and "anchor bar" in html
+    hs.flush_recall_log()
+    assert {m.id: (m.activation, m.access_count) for m in hs.find(NS)} == before
+    assert hs.store.query("SELECT COUNT(*) FROM recall_log")[0][0] == logged
+
+
+def test_recall_playground_refuses_bad_input(client: TestClient) -> None:
+    r = client.get("/recall?" + urlencode({"ns": NS, "q": "allergies", "k": "lots"}))
+    assert r.status_code == 400 and "k must be a whole number" in r.text
+    r = client.get("/recall?" + urlencode({"ns": NS, "q": "allergies", "k": "0"}))
+    assert r.status_code == 400 and "k must be" in r.text
+    r = client.get("/recall?" + urlencode({"ns": "bad ns", "q": "allergies"}))
+    assert r.status_code == 400 and "malformed" in r.text
+
+
+def test_health_page_shows_the_figures(client: TestClient, recorded: Recorded) -> None:
+    stats = recorded.engine.stats(NS).namespaces[NS]
+    html = client.get("/health").text
+    assert stats.recall_hit_rate is not None
+    assert f"{100 * stats.recall_hit_rate:.0f}%" in html and "coverage" in html
+    assert 'id="outbox-pending">0<' in html and "consolidation jobs" in html
+    assert "done" in html  # the two consolidation jobs
+
+
+def test_read_only_refuses_writes(client: TestClient, recorded: Recorded) -> None:
+    page = client.get(f"/memory/{recorded.allergy.id}").text
+    assert "Forget this memory" not in page and "Consolidate" not in client.get(_ns()).text
+    assert client.post(f"/memory/{recorded.allergy.id}/forget").status_code == 403
+    assert client.post("/consolidate", data={"ns": NS}).status_code == 403
+    assert recorded.engine.get(recorded.allergy.id) is not None
+
+
+def test_writable_forgets_and_consolidates(own_recorded: Recorded) -> None:
+    recorded = own_recorded
+    hs = recorded.engine
+    with _client(recorded, writable=True) as client:
+        assert "Forget this memory" in client.get(f"/memory/{recorded.other.id}").text
+        # a cross-site form post is refused even in writable mode
+        evil = client.post(f"/memory/{recorded.other.id}/forget", headers={"origin": "http://evil.example"})
+        assert evil.status_code == 403 and hs.get(recorded.other.id) is not None
+        r = client.post(f"/memory/{recorded.other.id}/forget", follow_redirects=False)
+        assert r.status_code == 303
+        assert hs.get(recorded.other.id) is None
+        hs.record("Just so you know, I'm allergic to shellfish.", NS, session_id="s3")
+        r = client.post("/consolidate", data={"ns": NS})
+        assert r.status_code == 200 and '"status": "done"' in unescape(r.text)
+    assert any("shellfish" in m.content for m in hs.find(NS, layer=Layer.SEMANTIC, status=Status.ACTIVE))
+
+
+def test_requests_for_another_host_are_refused(recorded: Recorded) -> None:
+    """DNS rebinding: a page on evil.example resolving to 127.0.0.1 cannot read the inspector."""
+    with TestClient(create_app(recorded.engine), base_url="http://evil.example") as client:
+        assert client.get("/").status_code == 400
+
+
+def test_missing_extra_names_the_ui_extra(recorded: Recorded, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "starlette", None)
+    with pytest.raises(MissingExtraError, match=r"hindsight-memory\[ui\]"):
+        create_app(recorded.engine)
+
+
+def test_going_cold_lists_what_the_sweep_will_make_cold(own_recorded: Recorded) -> None:
+    hs = own_recorded.engine
+
+    def listed(client: TestClient, days: int) -> set[str]:
+        page = client.get(_ns(fading=str(days)))
+        assert page.status_code == 200 and 'id="fading-list"' in page.text
+        return set(re.findall(r'<td><a href="/memory/([0-9A-Z]+)">', page.text))
+
+    with _client(own_recorded) as client:
+        week, month = listed(client, 7), listed(client, 40)
+        assert f'fading=7">{len(week)}</a>' in client.get("/health").text
+        assert client.get(_ns(fading="soon")).status_code == 400
+    assert month and own_recorded.new_city.id not in month  # episodes idle since March; not the new fact
+    report = hs.sweep(hs.now() + timedelta(days=40), namespace=NS)
+    assert set(report.cooled_ids) == month
+
+
+def test_a_failing_backend_is_a_page_saying_so(own_recorded: Recorded) -> None:
+    with _client(own_recorded) as client:
+        own_recorded.engine.close()
+        r = client.get(f"/memory/{own_recorded.allergy.id}")
+        assert r.status_code == 503 and "EngineClosedError" in r.text
