@@ -564,24 +564,7 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin):
         if not verify or report.failed:
             return report
         now = to_ts(self.now())
-        rows: list[tuple[str | None, str, str | None, str, str]] = []
-        for namespace in self.store.namespaces():
-            for layer in PERSISTENT_LAYERS:
-                expected = {
-                    r[0]
-                    for r in self.store.query(
-                        "SELECT id FROM memories WHERE namespace = ? AND layer = ? AND status = ? AND indexed = 1",
-                        (namespace, layer.value, Status.ACTIVE.value),
-                    )
-                }
-                held = {
-                    VECTOR: self.vectors.ids(layer.value, namespace),
-                    ACTIVATION: {
-                        mid for mid, _ in self.activation.top(namespace, layer.value, len(expected) + 10_000)
-                    },
-                }
-                for target, ids in held.items():
-                    rows += [(mid, namespace, layer.value, target, SYNC) for mid in expected ^ ids]
+        rows = self._index_drift(TARGETS)
         if rows:
             log.warning("reconcile: %d index entries out of step; repairing", len(rows))
             with self.store.transaction() as tx:
@@ -611,7 +594,7 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin):
             dataset = self.store.dataset_id()
             if intact(dataset):
                 return 0
-            rows = self._activation_drift()
+            rows = self._index_drift([ACTIVATION])
             if rows:
                 log.warning("activation index lost %d entries (restarted empty?); repairing", len(rows))
                 with self.store.transaction() as tx:
@@ -624,8 +607,9 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin):
             self.outbox.apply(None, force=True)
         return len(rows)
 
-    def _activation_drift(self) -> list[tuple[str | None, str, str | None, str, str]]:
-        """Outbox rows for every memory whose presence in the activation index is wrong."""
+    def _index_drift(self, targets: Sequence[str]) -> list[tuple[str | None, str, str | None, str, str]]:
+        """Outbox rows for every memory whose presence in the ``targets`` indexes is wrong (missing, or
+        held though it should not be)."""
         rows: list[tuple[str | None, str, str | None, str, str]] = []
         for namespace in self.store.namespaces():
             for layer in PERSISTENT_LAYERS:
@@ -636,8 +620,12 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin):
                         (namespace, layer.value, Status.ACTIVE.value),
                     )
                 }
-                held = {mid for mid, _ in self.activation.top(namespace, layer.value, len(expected) + 10_000)}
-                rows += [(mid, namespace, layer.value, ACTIVATION, SYNC) for mid in expected ^ held]
+                for target in targets:
+                    if target == VECTOR:
+                        held = self.vectors.ids(layer.value, namespace)
+                    else:
+                        held = {mid for mid, _ in self.activation.top(namespace, layer.value, len(expected) + 10_000)}
+                    rows += [(mid, namespace, layer.value, target, SYNC) for mid in expected ^ held]
         return rows
 
     def stats(self, namespace: str | None = None) -> Stats:
