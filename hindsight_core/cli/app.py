@@ -98,10 +98,10 @@ def _handled(command: F) -> F:
         try:
             return command(*args, **kwargs)
         except _Failure as exc:
-            _console(err=True).print(f"error: {exc}", markup=False)
+            typer.echo(f"error: {exc}", err=True)  # plain: a message is never wrapped or styled
             raise typer.Exit(exc.code) from None
         except HindsightError as exc:
-            _console(err=True).print(f"error: {exc}", markup=False)
+            typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(_code_for(exc)) from None
 
     return run  # type: ignore[return-value]
