@@ -88,8 +88,8 @@ def _persist_simple_chat_store(path: Path) -> Any:
     try:
         store.persist(str(path))
     except PydanticSerializationError:
-        data = {"store": {k: [json.loads(m.model_dump_json()) for m in store.get_messages(k)] for k in store.get_keys()},
-                "class_name": "SimpleChatStore"}
+        messages = {k: [json.loads(m.model_dump_json()) for m in store.get_messages(k)] for k in store.get_keys()}
+        data = {"store": messages, "class_name": "SimpleChatStore"}
         path.write_text(json.dumps(data), encoding="utf-8")
     loaded = SimpleChatStore.from_persist_path(str(path))
     assert {k: [m.content for m in loaded.get_messages(k)] for k in loaded.get_keys()} == {
