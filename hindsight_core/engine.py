@@ -594,10 +594,12 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin, PortabilityMixin):
 
     def reembed(self, namespace: str | None = None, *, progress: Progress = False) -> int:
         """Recompute the cached vectors of every indexed active memory (of one namespace, or all) with
-        the current embedder and write them to the vector index; returns how many. Run it after changing
-        the embedder: cached vectors of another model would otherwise be kept for memories whose cache
-        the model name does not tell apart. Batch by batch, so an interrupted run leaves every memory
-        either with its old vector or its new one, and the outbox finishes the rest on the next open."""
+        the current embedder and write them to the vector index; returns how many. Cached vectors are
+        reused for ever (index rebuilds never embed), keyed by the embedder's name: when the model changed
+        under the same name (a fine-tuned model saved over the old path) or the cache is suspect, this is
+        how the vectors are brought up to date. Batch by batch: a batch's vectors are dropped in the
+        transaction that queues its index work, so an interrupted run is finished by the outbox on the
+        next open."""
         if namespace is not None:
             namespace = check_namespace(namespace)
             if not self.store.has_namespace(namespace):

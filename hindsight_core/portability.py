@@ -19,8 +19,9 @@ from hindsight_core.clock import to_ts
 from hindsight_core.errors import InvalidInputError, UnknownNamespaceError
 from hindsight_core.facets import Facet
 from hindsight_core.progress import Progress, track
+from hindsight_core.transcripts import check_transcript_key
 from hindsight_core.types import Edge, Memory, Status
-from hindsight_core.validation import check_namespace
+from hindsight_core.validation import check_json, check_namespace
 from hindsight_core.write.outbox import SYNC, TARGETS
 
 #: The ``format`` of an export's header record; ``version`` grows when the records change.
@@ -101,10 +102,11 @@ class PortabilityMixin(Facet):
                 elif kind == "edge":
                     edges.append(Edge.model_validate(record["edge"]))
                 elif kind == "transcript":
-                    key, entries = record["key"], record["entries"]
-                    if not isinstance(key, str) or not isinstance(entries, list):
-                        raise InvalidInputError("a transcript has a str key and a list of entries")
-                    encoded = [json.dumps(e, ensure_ascii=False) for e in entries]
+                    key, entries = check_transcript_key(record["key"]), record["entries"]
+                    if not isinstance(entries, list):
+                        raise InvalidInputError("a transcript's entries are a list")
+                    # encoded as edit_transcript encodes, so a later append still writes only the tail
+                    encoded = [check_json(e, what=f"transcript {key!r} entry", max_bytes=None) for e in entries]
                     transcripts.append((key, float(record["created_at"]), float(record["updated_at"]), encoded))
                 elif kind == "consolidated":
                     consolidated.append((str(record["memory_id"]), float(record["at"])))
@@ -130,18 +132,19 @@ class PortabilityMixin(Facet):
         skipped: list[str] = []
         taken: set[tuple[str, str]] = set()
         for m in memories:
-            key = (m.layer.value, m.source_id) if m.source_id is not None else None
-            clash = key is not None and (
-                key in taken or self.store.by_external_ids(target, key[0], [key[1]])
+            caller = (m.layer.value, m.source_id) if m.source_id is not None else None
+            # the caller's id is unique per namespace and layer: a memory recorded under it here first wins
+            clash = caller is not None and (
+                caller in taken or bool(self.store.by_external_ids(target, caller[0], [caller[1]]))
             )
             if m.id in present or clash:
                 skipped.append(m.id)
                 continue
-            if key is not None:
-                taken.add(key)
+            if caller is not None:
+                taken.add(caller)
             fresh.append(m)
         report = ImportReport(namespace=target, skipped=len(skipped), skipped_ids=skipped, edges=len(edges))
-        stored = set(ids) - set(skipped) | set(present)
+        stored = (set(ids) - set(skipped)) | set(present)
         now = to_ts(self.now())
         with self.store.transaction() as tx:
             if fresh:

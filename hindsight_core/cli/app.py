@@ -239,10 +239,22 @@ def ls_(
     as_json: JsonOpt = False,
 ) -> None:
     """List a namespace's memories, newest last: layer, kind, status, activation now, last reinforced."""
+    from hindsight_core.types import Status
+    from hindsight_core.validation import check_kind, check_layer, check_namespace, check_session_id
+
+    namespace = check_namespace(namespace)
+    try:
+        status_ = None if status is None else Status(status).value
+    except ValueError:
+        raise InvalidInputError(f"unknown status {status!r}") from None
     with _engine() as hs:
         if not hs.store.has_namespace(namespace):
             raise UnknownNamespaceError(f"namespace {namespace!r} holds no memories")
-        found = hs.find(namespace, layer=layer, kind=kind, status=status, session_id=session)[-limit:]
+        found = hs.store.latest(
+            namespace, limit=limit, layer=None if layer is None else check_layer(layer).value,
+            kind=None if kind is None else check_kind(kind).value, status=status_,
+            session_id=check_session_id(session),
+        )
         if as_json:
             _print_json([_memory_json(hs, m) for m in found])
             return
@@ -691,7 +703,7 @@ def forget(
             what = f"memory {m.id} of {m.namespace!r} ({_preview(m.content, 40)!r})"
         else:
             assert namespace is not None
-            if namespace not in hs.namespaces() and not hs.transcript_keys(namespace):
+            if not (hs.store.has_namespace(namespace) or hs._holds_namespace(namespace)):
                 raise _Failure(NOT_FOUND, f"namespace {namespace!r} holds no memories")
             what = f"namespace {namespace!r} and everything in it"
         if not yes and not typer.confirm(f"Erase {what}? This cannot be undone", default=False, err=True):

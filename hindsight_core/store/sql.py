@@ -494,3 +494,13 @@ class RelationalStore:
             chunk = list(ids[start : start + 500])
             marks = ", ".join("?" * len(chunk))
             self.execute(f"DELETE FROM embeddings WHERE memory_id IN ({marks})", chunk)
+
+    def latest(self, namespace: str, *, limit: int, layer: str | None = None, kind: str | None = None,
+               status: str | None = None, session_id: str | None = None) -> list[Memory]:
+        """The namespace's ``limit`` most recent memories matching exact attributes, in write order."""
+        where, params = ["namespace = ?"], [namespace]
+        for column, value in (("layer", layer), ("kind", kind), ("status", status), ("session_id", session_id)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
+        return self.select(" AND ".join(where), params, order="seq DESC", limit=limit)[::-1]
