@@ -30,7 +30,7 @@ from hindsight_core.errors import BackendUnavailableError, EngineClosedError, In
 from hindsight_core.lifecycle.api import LifecycleMixin
 from hindsight_core.ownership import DirectoryLock, releases_on_failure
 from hindsight_core.portability import PortabilityMixin
-from hindsight_core.progress import Progress, track
+from hindsight_core.progress import Progress, Tracker, track
 from hindsight_core.recall.api import RecallMixin
 from hindsight_core.store.sql import RelationalStore
 from hindsight_core.text.entities import extract_entities
@@ -556,7 +556,7 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin, PortabilityMixin):
                 return report
             return self._reconcile_verify(report, tracker)
 
-    def _reconcile_verify(self, report: ApplyReport, tracker: Any) -> ApplyReport:
+    def _reconcile_verify(self, report: ApplyReport, tracker: Tracker) -> ApplyReport:
         now = to_ts(self.now())
         rows: list[tuple[str | None, str, str | None, str, str]] = []
         namespaces = self.store.namespaces()

@@ -122,3 +122,17 @@ def test_progress_true_draws_a_tqdm_bar(open_engine: Callable[[Path], Hindsight]
     hs.record("I like tea", "u1")
     hs.reembed(progress=True)
     assert "re-embed" in capsys.readouterr().err
+
+
+async def test_async_twins_of_the_new_operations(
+    open_engine: Callable[[Path], Hindsight], data_dir: Path, tmp_path: Path
+) -> None:
+    hs = open_engine(data_dir)
+    await hs.arecord("I like tea", "u1")
+    assert await hs.areembed("u1") == 1
+    assert (await hs.asweep(dry_run=True)).dry_run is True
+    assert (await hs.aconsolidate("u1", progress=False)).namespace == "u1"
+    records = await hs.aexport_namespace("u1")
+    other = open_engine(tmp_path / "other")
+    assert (await other.aimport_namespace(records)).memories == 1
+    assert [m.content for m in other.find("u1")] == ["I like tea"]
