@@ -29,6 +29,8 @@ from hindsight_core.embeddings.base import Embedder, resolve_embedder
 from hindsight_core.errors import BackendUnavailableError, EngineClosedError, InvalidInputError, UnknownNamespaceError
 from hindsight_core.lifecycle.api import LifecycleMixin
 from hindsight_core.ownership import DirectoryLock, releases_on_failure
+from hindsight_core.portability import PortabilityMixin
+from hindsight_core.progress import Progress, Tracker, track
 from hindsight_core.recall.api import RecallMixin
 from hindsight_core.store.sql import RelationalStore
 from hindsight_core.text.entities import extract_entities
@@ -82,7 +84,7 @@ class _Prepared:
     external_id: str | None
 
 
-class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin):
+class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin, PortabilityMixin):
     """Long-term memory for agents.
 
     ``Hindsight(path=...)`` is the embedded default: SQLite, Chroma and the activation index all live in
@@ -293,13 +295,14 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin):
         events: Iterable[Event | Mapping[str, Any] | str],
         namespace: str,
         *,
-        progress: bool = False,
+        progress: Progress = False,
         on_commit: Callable[[list[Memory]], None] | None = None,
     ) -> list[Memory]:
         """Bulk import, one transaction and one embedding batch per ``config.write.batch_size`` events.
 
         Every event is validated before the first one is written. ``on_commit`` is called after each
-        batch is durable (an acknowledgement you can log)."""
+        batch is durable (an acknowledgement you can log). ``progress``: ``True`` for a tqdm bar, or a
+        ``(done, total)`` callback."""
         namespace = check_namespace(namespace)
         if isinstance(events, str | bytes | Mapping) or not isinstance(events, Iterable):
             raise InvalidInputError(f"events must be an iterable of events, got {type(events).__name__}")
@@ -324,23 +327,14 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin):
         if len(keys) != len(set(keys)):
             raise InvalidInputError("two events share a source_id; source_id must be unique within a namespace")
         batch = self.config.write.batch_size
-        bar: Any = None
-        if progress:
-            from tqdm.auto import tqdm
-
-            bar = tqdm(total=len(prepared), desc=f"record {namespace}", unit="event")
         stored: list[Memory] = []
-        try:
+        with track(progress, len(prepared), f"record {namespace}", "event") as bar:
             for start in range(0, len(prepared), batch):
                 committed = self._commit(namespace, prepared[start : start + batch])
                 stored += committed
                 if on_commit is not None:
                     on_commit(committed)
-                if bar is not None:
-                    bar.update(len(committed))
-        finally:
-            if bar is not None:
-                bar.close()
+                bar.advance(len(committed))
         return stored
 
     def upsert(
@@ -550,7 +544,7 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin):
         return len(ids)
 
     # -- maintenance -----------------------------------------------------------------------------
-    def reconcile(self, *, verify: bool = True) -> ApplyReport:
+    def reconcile(self, *, verify: bool = True, progress: Progress = False) -> ApplyReport:
         """Bring the derived indexes in step with the relational store.
 
         Applies everything pending in the outbox (this part runs on open). With ``verify`` it also
@@ -558,13 +552,21 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin):
         repairs the difference — what an index restarted empty (Redis without persistence) needs —
         and probes the vector index with a bounded sample of stored vectors, rebuilding a namespace
         (or a layer) whose index answers wrongly, e.g. a Chroma directory two processes wrote
-        (:mod:`hindsight_core.write.verify`). The result is then a :class:`ReconcileReport`."""
-        self.store.unpark()  # parked work gets a fresh set of attempts on demand
-        report = self.outbox.apply(None, force=True)
-        if not verify or report.failed:
-            return report
+        (:mod:`hindsight_core.write.verify`). The result is then a :class:`ReconcileReport`.
+        ``progress`` (``True`` for a tqdm bar, or a ``(done, total)`` callback) counts the namespaces
+        compared."""
+        tracker = track(progress, 1, "reconcile", "step")
+        with tracker:
+            self.store.unpark()  # parked work gets a fresh set of attempts on demand
+            report = self.outbox.apply(None, force=True)
+            tracker.advance()
+            if not verify or report.failed:
+                return report
+            return self._reconcile_verify(report, tracker)
+
+    def _reconcile_verify(self, report: ApplyReport, tracker: Tracker) -> ApplyReport:
         now = to_ts(self.now())
-        rows = self._index_drift(TARGETS)
+        rows = self._index_drift(TARGETS, tracker)
         if rows:
             log.warning("reconcile: %d index entries out of step; repairing", len(rows))
             with self.store.transaction() as tx:
@@ -575,7 +577,33 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin):
             report.errors.update(repaired.errors)
         verified = verify_vectors(self.store, self.vectors, self.outbox, self.embedder.name, now)
         verified.absorb(report)
+        tracker.advance()
         return verified
+
+    def reembed(self, namespace: str | None = None, *, progress: Progress = False) -> int:
+        """Recompute the cached vectors of every indexed active memory (of one namespace, or all) with
+        the current embedder and write them to the vector index; returns how many. Cached vectors are
+        reused for ever (index rebuilds never embed), keyed by the embedder's name: when the model changed
+        under the same name (a fine-tuned model saved over the old path) or the cache is suspect, this is
+        how the vectors are brought up to date. Batch by batch: a batch's vectors are dropped in the
+        transaction that queues its index work, so an interrupted run is finished by the outbox on the
+        next open."""
+        if namespace is not None:
+            namespace = check_namespace(namespace)
+            if not self.store.has_namespace(namespace):
+                raise UnknownNamespaceError(f"namespace {namespace!r} holds no memories")
+        rows = self.store.indexed_active_ids(namespace)
+        batch = self.config.write.batch_size
+        with track(progress, len(rows), "re-embed", "memory") as bar:
+            for start in range(0, len(rows), batch):
+                chunk = rows[start : start + batch]
+                ids = [mid for mid, _, _ in chunk]
+                with self.store.transaction() as tx:
+                    tx.drop_embeddings(ids)
+                    tx.enqueue([(mid, ns, layer, VECTOR, SYNC) for mid, ns, layer in chunk], to_ts(self.now()))
+                self.outbox.apply(ids)
+                bar.advance(len(chunk))
+        return len(rows)
 
     def _on_index_recovered(self, target: str) -> None:
         """A target answers again after an outage: it may have come back empty."""
@@ -607,11 +635,18 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin):
             self.outbox.apply(None, force=True)
         return len(rows)
 
-    def _index_drift(self, targets: Sequence[str]) -> list[tuple[str | None, str, str | None, str, str]]:
+    def _index_drift(
+        self, targets: Sequence[str], tracker: Tracker | None = None
+    ) -> list[tuple[str | None, str, str | None, str, str]]:
         """Outbox rows for every memory whose presence in the ``targets`` indexes is wrong (missing, or
         held though it should not be)."""
         rows: list[tuple[str | None, str, str | None, str, str]] = []
-        for namespace in self.store.namespaces():
+        namespaces = self.store.namespaces()
+        if tracker is not None:
+            tracker.grow(len(namespaces) + 1)
+        for namespace in namespaces:
+            if tracker is not None:
+                tracker.advance()
             for layer in PERSISTENT_LAYERS:
                 expected = {
                     r[0]
@@ -716,8 +751,11 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin):
     async def aforget_namespace(self, namespace: str) -> int:
         return await asyncio.to_thread(self.forget_namespace, namespace)
 
-    async def areconcile(self, *, verify: bool = True) -> ApplyReport:
-        return await asyncio.to_thread(self.reconcile, verify=verify)
+    async def areconcile(self, *, verify: bool = True, progress: Progress = False) -> ApplyReport:
+        return await asyncio.to_thread(self.reconcile, verify=verify, progress=progress)
+
+    async def areembed(self, namespace: str | None = None, *, progress: Progress = False) -> int:
+        return await asyncio.to_thread(self.reembed, namespace, progress=progress)
 
     async def astats(self, namespace: str | None = None) -> Stats:
         return await asyncio.to_thread(self.stats, namespace)

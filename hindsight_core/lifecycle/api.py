@@ -28,6 +28,7 @@ from hindsight_core.lifecycle.integrate import Integrator, procedure_content, re
 from hindsight_core.lifecycle.schema import ExtractionContext, ExtractionError, ExtractionResult, Extractor
 from hindsight_core.lifecycle.types import ConsolidationReport, RestoreReport, SweepReport
 from hindsight_core.lifecycle.worker import ConsolidationWorker
+from hindsight_core.progress import Progress, Tracker, track
 from hindsight_core.store import leases
 from hindsight_core.text.entities import extract_entities
 from hindsight_core.text.normalize import fingerprint, normalize
@@ -155,16 +156,22 @@ class LifecycleMixin(Facet):
         super()._close_facets()
 
     # -- consolidation ---------------------------------------------------------------------------
-    def consolidate(self, namespace: str, session_id: str | None = None) -> ConsolidationReport:
+    def consolidate(
+        self, namespace: str, session_id: str | None = None, *, progress: Progress = False
+    ) -> ConsolidationReport:
         """Distill the namespace's (or one session's) unconsolidated episodes into semantic and
         procedural memories, now, in this thread. A failed extractor does not raise: the report (and the
-        job row) say ``failed`` with the error, and the episodes not integrated stay for a later run."""
+        job row) say ``failed`` with the error, and the episodes not integrated stay for a later run.
+        ``progress`` (``True`` for a tqdm bar, or a ``(done, total)`` callback) counts episodes."""
         namespace = check_namespace(namespace)
         session = check_session_id(session_id)
-        return self._consolidate(namespace, session, "manual")
+        with track(progress, 0, f"consolidate {namespace}", "episode") as tracker:
+            return self._consolidate(namespace, session, "manual", tracker)
 
-    async def aconsolidate(self, namespace: str, session_id: str | None = None) -> ConsolidationReport:
-        return await asyncio.to_thread(self.consolidate, namespace, session_id)
+    async def aconsolidate(
+        self, namespace: str, session_id: str | None = None, *, progress: Progress = False
+    ) -> ConsolidationReport:
+        return await asyncio.to_thread(self.consolidate, namespace, session_id, progress=progress)
 
     def end_session(self, namespace: str, session_id: str) -> bool:
         """The session is over: consolidate it in the background (returns at once). Returns False when
@@ -211,7 +218,9 @@ class LifecycleMixin(Facet):
             params.append(session_id)
         return self.store.select(where, params, order="occurred_at, seq")
 
-    def _consolidate(self, namespace: str, session_id: str | None, trigger: str) -> ConsolidationReport:
+    def _consolidate(
+        self, namespace: str, session_id: str | None, trigger: str, tracker: Tracker | None = None
+    ) -> ConsolidationReport:
         """Run under the namespace's consolidation lease, so that two processes (or engines) never
         distill the same episodes: which episodes are still unconsolidated is read only once the lease
         is ours. A manual call waits (bounded) for another holder, since its caller expects the work
@@ -227,7 +236,7 @@ class LifecycleMixin(Facet):
                 )
             try:
                 jobs.abandon(self.store, namespace, name, to_ts(self.now()))
-                return self._consolidate_leased(namespace, session_id, trigger)
+                return self._consolidate_leased(namespace, session_id, trigger, tracker)
             finally:
                 leases.release(self.store, name, self._lease_owner)
 
@@ -253,10 +262,14 @@ class LifecycleMixin(Facet):
         report.error = "the consolidation lease ran out and another process took the namespace over"
         return False
 
-    def _consolidate_leased(self, namespace: str, session_id: str | None, trigger: str) -> ConsolidationReport:
+    def _consolidate_leased(
+        self, namespace: str, session_id: str | None, trigger: str, tracker: Tracker | None = None
+    ) -> ConsolidationReport:
         with self._consolidation_lock:
             report = ConsolidationReport(namespace=namespace, session_id=session_id, trigger=trigger)
             episodes = self._unconsolidated(namespace, session_id)
+            if tracker is not None:
+                tracker.grow(len(episodes))
             report.job_id = jobs.create(
                 self.store, namespace, session_id, trigger, to_ts(self.now()), owner=self._lease_owner
             )
@@ -324,6 +337,8 @@ class LifecycleMixin(Facet):
                 report.superseded_ids += plan.superseded_ids
                 report.episodes_superseded += plan.episodes_superseded
                 report.dropped += plan.dropped
+                if tracker is not None:
+                    tracker.advance(len(batch))
             status = jobs.FAILED if report.status == "failed" else jobs.DONE
             jobs.finish(
                 self.store,
@@ -473,17 +488,29 @@ class LifecycleMixin(Facet):
             tx.enqueue([(m.id, m.namespace, m.layer.value, t, SYNC) for m in memories for t in TARGETS], ts)
         self.outbox.apply([m.id for m in memories])
 
-    def sweep(self, now: datetime | None = None, *, namespace: str | None = None) -> SweepReport:
+    def sweep(
+        self, now: datetime | None = None, *, namespace: str | None = None, dry_run: bool = False,
+        progress: Progress = False,
+    ) -> SweepReport:
         """Evict: expired ``state`` memories and memories whose activation fell below
         ``cold_log_activation`` after ``cold_idle_days`` idle become cold (out of the indexes, kept in the
         store); cold memories idle past ``archive_after_days`` go to the namespace's JSONL archive and are
         deleted. Idle time runs from the last reinforcement (``activation.ref_time``). Memories whose
-        metadata sets ``"pinned": true`` (key/value items an application reads back by key) never fade out."""
+        metadata sets ``"pinned": true`` (key/value items an application reads back by key) never fade out.
+
+        ``dry_run=True`` computes the same report (ids, counts, archive files) and writes nothing: it is
+        what a real sweep at ``now`` would do. ``progress`` counts the steps (and the namespaces archived)."""
         when = self.now() if now is None else aware(now, what="now")
         ns = None if namespace is None else check_namespace(namespace)
+        if not isinstance(dry_run, bool):
+            raise InvalidInputError(f"dry_run must be a bool, got {type(dry_run).__name__}")
+        with track(progress, 2, "sweep", "step") as tracker:
+            return self._sweep(when, ns, dry_run, tracker)
+
+    def _sweep(self, when: datetime, ns: str | None, dry_run: bool, tracker: Tracker) -> SweepReport:
         cfg = self.config.lifecycle
         ts = to_ts(when)
-        report = SweepReport(now=when)
+        report = SweepReport(now=when, dry_run=dry_run)
         scope, scope_params = ("namespace = ? AND ", [ns]) if ns is not None else ("", [])
         # 1. states past their TTL
         expired = self.store.select(
@@ -522,19 +549,29 @@ class LifecycleMixin(Facet):
             ):
                 if m.id not in seen and not m.metadata.get(PINNED):
                     cooled.append(m.model_copy(update={"status": Status.COLD, "updated_at": when}))
-        self._write(cooled, ts)
+        if not dry_run:
+            self._write(cooled, ts)
         report.cooled = len(cooled) - report.expired
         report.cooled_ids = [m.id for m in cooled]
+        tracker.advance()
         # 3. cold and idle past the archive age → archive, then delete
-        old = self.store.select(
-            f"{scope}status = ? AND act_ref_time <= ?",
-            [*scope_params, Status.COLD.value, ts - cfg.archive_after_days * _DAY],
-        )
+        cutoff = ts - cfg.archive_after_days * _DAY
+        old = self.store.select(f"{scope}status = ? AND act_ref_time <= ?", [*scope_params, Status.COLD.value, cutoff])
+        if dry_run:  # what step 2 would have made cold is cold by now in a real sweep
+            old += sorted((m for m in cooled if m.activation.ref_time <= cutoff), key=lambda m: m.id)
         by_namespace: dict[str, list[Memory]] = defaultdict(list)
         for m in old:
             by_namespace[m.namespace].append(m)
+        tracker.grow(len(by_namespace))
+        tracker.advance()
         for space, memories in by_namespace.items():
             ids = [m.id for m in memories]
+            if dry_run:
+                report.archives[space] = str(archive.locate(self._archive_root(), space))
+                report.archived += len(ids)
+                report.archived_ids += ids
+                tracker.advance()
+                continue
             try:
                 path = archive.migrate(self._archive_root(), space)
                 archive.append(path, archive.records(self.store, memories, when.isoformat(), "idle"))
@@ -543,6 +580,7 @@ class LifecycleMixin(Facet):
                 log.error("sweep: archiving %d memories of %r failed, they stay cold: %s", len(ids), space, exc)
                 report.errors[space] = str(exc)
                 report.not_archived += len(ids)
+                tracker.advance()
                 continue
             with self.store.transaction() as tx:
                 tx.delete_memories(ids)
@@ -551,10 +589,14 @@ class LifecycleMixin(Facet):
             report.archives[space] = str(path)
             report.archived += len(ids)
             report.archived_ids += ids
+            tracker.advance()
         return report
 
-    async def asweep(self, now: datetime | None = None, *, namespace: str | None = None) -> SweepReport:
-        return await asyncio.to_thread(self.sweep, now, namespace=namespace)
+    async def asweep(
+        self, now: datetime | None = None, *, namespace: str | None = None, dry_run: bool = False,
+        progress: Progress = False,
+    ) -> SweepReport:
+        return await asyncio.to_thread(self.sweep, now, namespace=namespace, dry_run=dry_run, progress=progress)
 
     def restore(self, archive_path: str | Path) -> RestoreReport:
         """Bring an archive's memories back as active (fresh activation). Memories already in the store

@@ -34,6 +34,7 @@ class ConsolidationReport(BaseModel):
 
 class SweepReport(BaseModel):
     now: datetime
+    dry_run: bool = False  #: computed only: nothing was cooled, archived or deleted
     cooled: int = 0  #: active → cold (low activation, idle)
     expired: int = 0  #: ``state`` memories past their TTL (→ cold)
     archived: int = 0  #: cold → JSONL archive, deleted from the store

@@ -453,3 +453,102 @@ class RelationalStore:
             order=f"act_log_base - {float(rate)!r} * ({float(at)!r} - act_ref_time)",
             limit=limit,
         )
+
+    # -- export / import of a namespace ------------------------------------------------------------
+    def namespace_edges(self, namespace: str) -> list[Edge]:
+        """Every edge touching a memory of the namespace (edges never cross namespaces), oldest first."""
+        return [
+            Edge(src=r[0], dst=r[1], kind=EdgeKind(r[2]), created_at=from_ts(r[3]))
+            for r in self.query(
+                "SELECT src, dst, kind, created_at FROM edges WHERE src IN (SELECT id FROM memories WHERE "
+                "namespace = ?) OR dst IN (SELECT id FROM memories WHERE namespace = ?) "
+                "ORDER BY created_at, src, dst, kind",
+                (namespace, namespace),
+            )
+        ]
+
+    def transcripts_of(self, namespace: str) -> list[tuple[str, float, float, list[str]]]:
+        """The namespace's transcripts ``(key, created_at, updated_at, encoded entries)`` in creation order."""
+        out: list[tuple[str, float, float, list[str]]] = []
+        for key, created, updated in self.query(
+            "SELECT tkey, created_at, updated_at FROM transcripts WHERE namespace = ? ORDER BY seq", (namespace,)
+        ):
+            entries = self.query(
+                "SELECT entry FROM transcript_entries WHERE namespace = ? AND tkey = ? ORDER BY pos",
+                (namespace, key),
+            )
+            out.append((key, float(created), float(updated), [r[0] for r in entries]))
+        return out
+
+    def put_transcript(self, namespace: str, key: str, created_at: float, updated_at: float,
+                       entries: Sequence[str]) -> bool:
+        """Insert a whole transcript unless the key exists; returns whether it was inserted. Call inside
+        a transaction."""
+        if self.query("SELECT 1 FROM transcripts WHERE namespace = ? AND tkey = ?", (namespace, key)):
+            return False
+        self.execute(
+            "INSERT INTO transcripts(namespace, tkey, created_at, updated_at) VALUES (?, ?, ?, ?)",
+            (namespace, key, created_at, updated_at),
+        )
+        self.executemany(
+            "INSERT INTO transcript_entries(namespace, tkey, pos, entry) VALUES (?, ?, ?, ?)",
+            [(namespace, key, pos, entry) for pos, entry in enumerate(entries)],
+        )
+        return True
+
+    def consolidated_of(self, namespace: str) -> list[tuple[str, float]]:
+        """Episodes of the namespace already distilled ``(memory_id, consolidated_at)``."""
+        return [
+            (r[0], float(r[1]))
+            for r in self.query(
+                "SELECT memory_id, consolidated_at FROM consolidated_episodes WHERE namespace = ? "
+                "ORDER BY consolidated_at, memory_id",
+                (namespace,),
+            )
+        ]
+
+    def mark_consolidated(self, namespace: str, rows: Sequence[tuple[str, float]]) -> None:
+        """Mark imported episodes as distilled (no job: the export came from another data set)."""
+        self.executemany(
+            "INSERT INTO consolidated_episodes(memory_id, namespace, job_id, consolidated_at) VALUES (?, ?, NULL, ?) "
+            "ON CONFLICT DO NOTHING",
+            [(mid, namespace, at) for mid, at in rows],
+        )
+
+    def existing_ids(self, ids: Sequence[str]) -> dict[str, str]:
+        """``id -> namespace`` for the ids that are stored (in any namespace)."""
+        found: dict[str, str] = {}
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            marks = ", ".join("?" * len(chunk))
+            for mid, ns in self.query(f"SELECT id, namespace FROM memories WHERE id IN ({marks})", chunk):
+                found[mid] = ns
+        return found
+
+    def indexed_active_ids(self, namespace: str | None = None) -> list[tuple[str, str, str]]:
+        """``(id, namespace, layer)`` of every memory the indexes should hold, in write order."""
+        where, params = ("namespace = ? AND ", [namespace]) if namespace is not None else ("", [])
+        return [
+            (r[0], r[1], r[2])
+            for r in self.query(
+                f"SELECT id, namespace, layer FROM memories WHERE {where}status = ? AND indexed = 1 ORDER BY seq",
+                [*params, Status.ACTIVE.value],
+            )
+        ]
+
+    def drop_embeddings(self, ids: Sequence[str]) -> None:
+        """Forget cached vectors so the next index sync embeds again with the current embedder."""
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            marks = ", ".join("?" * len(chunk))
+            self.execute(f"DELETE FROM embeddings WHERE memory_id IN ({marks})", chunk)
+
+    def latest(self, namespace: str, *, limit: int, layer: str | None = None, kind: str | None = None,
+               status: str | None = None, session_id: str | None = None) -> list[Memory]:
+        """The namespace's ``limit`` most recent memories matching exact attributes, in write order."""
+        where, params = ["namespace = ?"], [namespace]
+        for column, value in (("layer", layer), ("kind", kind), ("status", status), ("session_id", session_id)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
+        return self.select(" AND ".join(where), params, order="seq DESC", limit=limit)[::-1]

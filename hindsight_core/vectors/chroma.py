@@ -47,12 +47,17 @@ def _client(path: str | Path | None, url: str | None) -> Any:
     settings = Settings(anonymized_telemetry=False)
     if url:
         parsed = urlparse(url if "://" in url else f"http://{url}")
-        return chromadb.HttpClient(
-            host=parsed.hostname or "127.0.0.1",
-            port=parsed.port or 8000,
-            ssl=parsed.scheme == "https",
-            settings=settings,
-        )
+        try:
+            return chromadb.HttpClient(
+                host=parsed.hostname or "127.0.0.1",
+                port=parsed.port or 8000,
+                ssl=parsed.scheme == "https",
+                settings=settings,
+            )
+        except ValueError as exc:  # chromadb reports a server that does not answer as a ValueError
+            if "connect" not in str(exc).lower():
+                raise
+            raise BackendUnavailableError(f"vector index: no Chroma server answers at {url!r}: {exc}") from exc
     if path is None:
         raise ValueError("ChromaVectorIndex needs a path (embedded) or a url (server)")
     return chromadb.PersistentClient(path=str(path), settings=settings)

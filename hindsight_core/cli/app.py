@@ -1,0 +1,747 @@
+"""The ``hindsight`` command line: look at, search, import, export and maintain a memory.
+
+Every command opens the engine the same way the library's default does (``--path`` /
+``$HINDSIGHT_PATH``, ``--redis-url`` / ``$HINDSIGHT_REDIS_URL``, ``--chroma-url`` /
+``$HINDSIGHT_CHROMA_URL``; an explicit option wins over the variable), prints rich tables for people and
+``--json`` for scripts, and exits with a code a script can branch on (:data:`EXIT_CODES`)."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.panel import Panel
+from rich.table import Table
+
+from hindsight_core.errors import (
+    BackendUnavailableError,
+    DataDirectoryInUseError,
+    EngineClosedError,
+    HindsightError,
+    InvalidInputError,
+    MemoryNotFoundError,
+    MissingExtraError,
+    UnknownNamespaceError,
+)
+
+if TYPE_CHECKING:
+    from hindsight_core.engine import Hindsight
+    from hindsight_core.types import Memory
+
+OK, NOT_FOUND, BAD_INPUT, UNAVAILABLE = 0, 1, 2, 3
+#: Exit codes: 0 ok; 1 not found, nothing done or a failed run; 2 bad input; 3 backend unavailable or in use.
+EXIT_CODES = {"ok": OK, "not_found": NOT_FOUND, "bad_input": BAD_INPUT, "unavailable": UNAVAILABLE}
+
+app = typer.Typer(
+    name="hindsight",
+    help="Inspect and maintain a Hindsight memory: list, show, recall, import/export, consolidate, sweep.\n\n"
+    "Exit codes: 0 ok, 1 not found / nothing done, 2 bad input, 3 backend unavailable or data directory in use.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts instead of tables.")]
+NsArg = Annotated[str, typer.Argument(help="The namespace (one user, agent or tenant).")]
+
+
+class _Settings:
+    """What the root options chose; read by every command through the click context."""
+
+    def __init__(self, path: Path | None, redis_url: str | None, chroma_url: str | None, progress: bool,
+                 engine_kwargs: dict[str, Any]) -> None:
+        self.path = path
+        self.redis_url = redis_url
+        self.chroma_url = chroma_url
+        self.progress = progress
+        self.engine_kwargs = engine_kwargs
+
+
+def _console(err: bool = False) -> Console:
+    # Wide enough that ids and previews are not folded when stdout is a pipe (width 80 otherwise).
+    return Console(stderr=err, width=None if sys.stdout.isatty() else 160, soft_wrap=False, highlight=False)
+
+
+class _Failure(Exception):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _code_for(exc: HindsightError) -> int:
+    if isinstance(exc, InvalidInputError):
+        return BAD_INPUT
+    if isinstance(exc, UnknownNamespaceError | MemoryNotFoundError):
+        return NOT_FOUND
+    if isinstance(exc, DataDirectoryInUseError | BackendUnavailableError | MissingExtraError | EngineClosedError):
+        return UNAVAILABLE
+    return NOT_FOUND
+
+
+def _handled(command: F) -> F:
+    """The project's errors become one line on stderr and an exit code, never a traceback."""
+
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except _Failure as exc:
+            typer.echo(f"error: {exc}", err=True)  # plain: a message is never wrapped or styled
+            raise typer.Exit(exc.code) from None
+        except HindsightError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(_code_for(exc)) from None
+
+    return run  # type: ignore[return-value]
+
+
+@app.callback()
+def _root(
+    ctx: typer.Context,
+    path: Annotated[
+        Path | None,
+        typer.Option("--path", envvar="HINDSIGHT_PATH", help="Embedded data directory [default: ./.hindsight]."),
+    ] = None,
+    redis_url: Annotated[
+        str | None,
+        typer.Option("--redis-url", envvar="HINDSIGHT_REDIS_URL", help="Redis URL of the activation index."),
+    ] = None,
+    chroma_url: Annotated[
+        str | None,
+        typer.Option("--chroma-url", envvar="HINDSIGHT_CHROMA_URL", help="URL of a Chroma server."),
+    ] = None,
+    progress: Annotated[
+        bool, typer.Option("--progress/--no-progress", help="Progress bars on stderr for long operations.")
+    ] = True,
+) -> None:
+    # ``obj`` (a dict) carries extra engine arguments for embedding callers and tests: a clock, an embedder.
+    extra = ctx.obj if isinstance(ctx.obj, dict) else {}
+    _current.set(_Settings(path, redis_url, chroma_url, progress, dict(extra)))
+
+
+_current: ContextVar[_Settings] = ContextVar("hindsight_cli_settings")
+
+
+def _settings() -> _Settings:
+    return _current.get()
+
+
+@contextmanager
+def _engine() -> Iterator[Hindsight]:
+    """The engine for one command; background consolidation is off, since the process ends with the
+    command (``consolidate`` runs it in the foreground)."""
+    from hindsight_core.engine import Hindsight, default_path
+
+    s = _settings()
+    kwargs: dict[str, Any] = {"background_consolidation": False, **s.engine_kwargs}
+    hs = Hindsight(s.path or default_path(), redis_url=s.redis_url or None, chroma_url=s.chroma_url or None,
+                   **kwargs)
+    try:
+        yield hs
+    finally:
+        hs.close()
+
+
+@contextmanager
+def _bar(label: str, enabled: bool) -> Iterator[Callable[[int, int], None] | bool]:
+    """A rich progress bar on stderr fed by the API's ``progress=`` callback (nothing when disabled)."""
+    if not enabled or not _settings().progress:
+        yield False
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=_console(err=True), transient=False,
+    ) as progress:
+        task = progress.add_task(label, total=None)
+
+        def update(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=max(total, done))
+
+        yield update
+
+
+def _print_json(value: Any) -> None:
+    typer.echo(json.dumps(value, ensure_ascii=False, indent=2, default=str))
+
+
+def _ts(value: float | datetime | None) -> str:
+    if value is None:
+        return "-"
+    when = value if isinstance(value, datetime) else datetime.fromtimestamp(value).astimezone()
+    return when.strftime("%Y-%m-%d %H:%M")
+
+
+def _preview(text: str, width: int = 60) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _activation(hs: Hindsight, m: Memory) -> float:
+    """``ln A(now)``: 0 is a fresh memory of default importance; the sweep's cold line is negative."""
+    return m.activation.log_at(hs.now().timestamp(), hs.config.activation.rate(m.layer))
+
+
+def _memory_json(hs: Hindsight, m: Memory) -> dict[str, Any]:
+    out = m.model_dump(mode="json")
+    out["activation_now"] = _activation(hs, m)
+    return out
+
+
+# -- namespaces / ls / show -----------------------------------------------------------------------
+@app.command()
+@_handled
+def namespaces(as_json: JsonOpt = False) -> None:
+    """List the namespaces with how many memories each holds, by status."""
+    with _engine() as hs:
+        stats = hs.stats()
+        rows: list[dict[str, Any]] = []
+        for ns in hs.namespaces():
+            ns_stats = stats.namespaces.get(ns)
+            by_status: dict[str, int] = {}
+            for layer in ns_stats.layers.values() if ns_stats else []:
+                for status, count in layer.by_status.items():
+                    by_status[status] = by_status.get(status, 0) + count
+            rows.append({"namespace": ns, "memories": sum(by_status.values()), "by_status": by_status})
+    if as_json:
+        _print_json(rows)
+        return
+    table = Table("namespace", "memories", "active", "superseded", "cold", title="namespaces")
+    for r in rows:
+        b = r["by_status"]
+        table.add_row(r["namespace"], str(r["memories"]), str(b.get("active", 0)), str(b.get("superseded", 0)),
+                      str(b.get("cold", 0)))
+    _console().print(table)
+
+
+@app.command("ls")
+@_handled
+def ls_(
+    namespace: NsArg,
+    layer: Annotated[str | None, typer.Option(help="episodic, semantic or procedural.")] = None,
+    kind: Annotated[str | None, typer.Option(help="turn, event, fact, preference, state, procedure, summary.")] = None,
+    status: Annotated[str | None, typer.Option(help="active, superseded, cold or archived.")] = None,
+    session: Annotated[str | None, typer.Option(help="Only this session's memories.")] = None,
+    limit: Annotated[int, typer.Option(min=1, help="At most this many (the most recent).")] = 50,
+    as_json: JsonOpt = False,
+) -> None:
+    """List a namespace's memories, newest last: layer, kind, status, activation now, last reinforced."""
+    from hindsight_core.types import Status
+    from hindsight_core.validation import check_kind, check_layer, check_namespace, check_session_id
+
+    namespace = check_namespace(namespace)
+    try:
+        status_ = None if status is None else Status(status).value
+    except ValueError:
+        raise InvalidInputError(f"unknown status {status!r}") from None
+    with _engine() as hs:
+        if not hs.store.has_namespace(namespace):
+            raise UnknownNamespaceError(f"namespace {namespace!r} holds no memories")
+        found = hs.store.latest(
+            namespace, limit=limit, layer=None if layer is None else check_layer(layer).value,
+            kind=None if kind is None else check_kind(kind).value, status=status_,
+            session_id=check_session_id(session),
+        )
+        if as_json:
+            _print_json([_memory_json(hs, m) for m in found])
+            return
+        table = Table("id", "layer", "kind", "status", "ln A(now)", "last reinforced", "recalls", "content",
+                      title=f"{namespace}: {len(found)} memories")
+        for m in found:
+            table.add_row(m.id, m.layer.value, m.kind.value, m.status.value, f"{_activation(hs, m):.2f}",
+                          _ts(m.activation.ref_time), str(m.access_count), _preview(m.content))
+        _console().print(table)
+
+
+def _chain(hs: Hindsight, m: Memory) -> tuple[list[Memory], list[Memory]]:
+    """What ``m`` replaced (older first) and what replaced it (newer last), along supersedes edges."""
+    from hindsight_core.types import EdgeKind
+
+    older: list[Memory] = []
+    seen = {m.id}
+    frontier = [m.id]
+    while frontier:
+        ids = [e.dst for mid in frontier for e in hs.store.edges(mid, kind=EdgeKind.SUPERSEDES, direction="out")]
+        found = hs.store.get_many_in(m.namespace, [i for i in ids if i not in seen])
+        older = list(found.values()) + older
+        seen |= set(found)
+        frontier = list(found)
+    newer: list[Memory] = []
+    current = m
+    while True:
+        nxt = current.superseded_by
+        if nxt is None:
+            successors = hs.store.edges(current.id, kind=EdgeKind.SUPERSEDES, direction="in")
+            nxt = successors[0].src if successors else None
+        if nxt is None or nxt in seen:
+            break
+        following = hs.store.get_many_in(m.namespace, [nxt]).get(nxt)
+        if following is None:
+            break
+        newer.append(following)
+        seen.add(nxt)
+        current = following
+    return older, newer
+
+
+@app.command()
+@_handled
+def show(
+    memory_id: Annotated[str, typer.Argument(help="The memory id (from ls, recall or export).")],
+    namespace: Annotated[str | None, typer.Option(help="Refuse an id of another namespace.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """One memory: its fields, its sources, its supersedes chain both ways, and its edits."""
+    from hindsight_core.lifecycle.forecast import forecast
+
+    with _engine() as hs:
+        m = hs.get(memory_id, namespace=namespace)
+        if m is None:
+            raise _Failure(NOT_FOUND, f"no memory {memory_id!r}" + (f" in {namespace!r}" if namespace else ""))
+        sources = list(hs.store.get_many_in(m.namespace, m.source_ids).values())
+        older, newer = _chain(hs, m)
+        edges = hs.store.edges(m.id, direction="out") + hs.store.edges(m.id, direction="in")
+        related = [e for e in edges if e.kind.value != "supersedes"]
+        edits = {
+            "created_at": m.created_at.isoformat(), "updated_at": m.updated_at.isoformat(),
+            "edited": m.updated_at != m.created_at, "mentions": m.metadata.get("mentions"),
+            "recalls": m.access_count,
+            "restored_at": m.metadata.get("restored_at"), "expired_at": m.metadata.get("expired_at"),
+        }
+        outlook = forecast(m, hs.config)
+        if as_json:
+            _print_json({
+                "memory": _memory_json(hs, m), "sources": [_memory_json(hs, s) for s in sources],
+                "supersedes": [_memory_json(hs, o) for o in older],
+                "superseded_by": [_memory_json(hs, n) for n in newer],
+                "edges": [e.model_dump(mode="json") for e in related], "edits": edits,
+                "forecast": outlook.model_dump(mode="json"),
+            })
+            return
+        console = _console()
+        info = Table.grid(padding=(0, 2))
+        info.add_column(style="bold")
+        info.add_column()
+        for label, value in [
+            ("id", m.id), ("namespace", m.namespace), ("layer / kind", f"{m.layer.value} / {m.kind.value}"),
+            ("status", m.status.value + (f" (by {m.superseded_by})" if m.superseded_by else "")),
+            ("session / role", f"{m.session_id or '-'} / {m.role or '-'}"),
+            ("occurred", m.occurred_at.isoformat()), ("created", m.created_at.isoformat()),
+            ("updated", m.updated_at.isoformat()), ("importance", str(m.importance)),
+            ("ln A(now)", f"{_activation(hs, m):.3f} (reinforced {_ts(m.activation.ref_time)}, "
+                          f"{m.access_count} recalls)"),
+            ("goes cold", _ts(outlook.cold_at) if outlook.cold_at else "never"),
+            ("archived", _ts(outlook.archive_at) if outlook.archive_at else "never"),
+            ("source_id", m.source_id or "-"), ("indexed", str(m.indexed)),
+            ("entities", ", ".join(m.entities) or "-"),
+            ("metadata", json.dumps(m.metadata, ensure_ascii=False) if m.metadata else "-"),
+        ]:
+            info.add_row(label, value)
+        console.print(Panel(m.content, title="memory", expand=False))
+        console.print(info)
+        for title, group in (("sources", sources), ("supersedes (older)", older), ("superseded by (newer)", newer)):
+            if group:
+                table = Table("id", "status", "occurred", "content", title=title)
+                for s in group:
+                    table.add_row(s.id, s.status.value, _ts(s.occurred_at), _preview(s.content, 80))
+                console.print(table)
+        if related:
+            table = Table("kind", "src", "dst", "at", title="edges")
+            for e in related:
+                table.add_row(e.kind.value, e.src, e.dst, _ts(e.created_at))
+            console.print(table)
+
+
+# -- recall ---------------------------------------------------------------------------------------
+@app.command()
+@_handled
+def recall(
+    namespace: NsArg,
+    query: Annotated[str, typer.Argument(help="What the agent is about to answer.")],
+    session: Annotated[str | None, typer.Option(help="The current session (conversational context).")] = None,
+    k: Annotated[int | None, typer.Option(help="At most this many hits.")] = None,
+    budget: Annotated[int | None, typer.Option(help="Token budget of the injected text.")] = None,
+    include_cold: Annotated[bool, typer.Option(help="Search cold memories too.")] = False,
+    reinforce: Annotated[
+        bool, typer.Option(help="Log the recall and reinforce what it injects, as an agent's would.")
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Recall as an agent would: each hit with its per-channel scores and reason, then the exact
+    prompt text that would be injected. Looking changes nothing unless --reinforce says so."""
+    with _engine() as hs:
+        result = hs.recall(query, namespace, session_id=session, k=k, budget_tokens=budget,
+                           include_cold=include_cold, track=reinforce)
+        prompt = result.to_prompt()
+        if as_json:
+            data = result.model_dump(mode="json")
+            data["prompt"] = prompt
+            _print_json(data)
+            return
+        console = _console()
+        table = Table("#", "score", "channels", "layer/kind", "id", "content", "reason",
+                      title=f"recall {namespace!r}: {query!r}")
+        for rank, hit in enumerate(result.hits, start=1):
+            channels = " ".join(f"{name}={value:.2f}" for name, value in hit.channels.items())
+            table.add_row(str(rank), f"{hit.score:.3f}", channels,
+                          f"{hit.memory.layer.value}/{hit.memory.kind.value}", hit.memory.id,
+                          _preview(hit.memory.content), hit.reason)
+        console.print(table)
+        for c in result.conflicts:
+            console.print(
+                f"conflict: {_preview(c.superseded.content)!r} superseded by {_preview(c.successor.content)!r}",
+                markup=False,
+            )
+        if result.degraded:
+            console.print(f"degraded: {', '.join(result.degraded)} computed from the relational store", markup=False)
+        # Printed raw, not in a panel: a panel would wrap lines, and this is the exact injected text.
+        console.rule(f"injected prompt ({result.tokens} tokens)")
+        typer.echo(prompt or "(nothing relevant: no text would be injected)")
+
+
+# -- stats ----------------------------------------------------------------------------------------
+@app.command()
+@_handled
+def stats(
+    namespace: Annotated[str | None, typer.Argument(help="One namespace (all when omitted).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Counts by layer and status, recall health (hit rate, idle memories, coverage), jobs and outbox."""
+    with _engine() as hs:
+        figures = hs.stats(namespace)
+    if as_json:
+        _print_json(figures.model_dump(mode="json"))
+        return
+    console = _console()
+    table = Table("namespace", "layer", "active", "superseded", "cold", "indexed", title=f"{figures.total} memories")
+    health = Table("namespace", "hit rate", "idle rate", "coverage", "jobs", title="health")
+
+    def pct(value: float | None) -> str:
+        return "-" if value is None else f"{value:.0%}"
+
+    for ns, ns_stats in figures.namespaces.items():
+        for layer, layer_stats in ns_stats.layers.items():
+            b = layer_stats.by_status
+            table.add_row(ns, layer, str(b.get("active", 0)), str(b.get("superseded", 0)), str(b.get("cold", 0)),
+                          str(layer_stats.indexed))
+        jobs = ", ".join(f"{k} {v}" for k, v in ns_stats.consolidation_jobs.items() if v) or "-"
+        health.add_row(ns, pct(ns_stats.recall_hit_rate), pct(ns_stats.recall_idle_rate),
+                       pct(ns_stats.recall_coverage), jobs)
+    console.print(table)
+    console.print(health)
+    console.print(f"outbox: {figures.outbox_pending} pending, {figures.outbox_parked} parked", markup=False)
+    for parked in figures.outbox_errors[:10]:
+        console.print(f"  parked {parked.target} {parked.memory_id}: {parked.error}", markup=False)
+
+
+# -- import / export ------------------------------------------------------------------------------
+@app.command("import")
+@_handled
+def import_(
+    file: Annotated[Path, typer.Argument(help="The file to import ('-' for stdin).", allow_dash=True)],
+    namespace: Annotated[
+        str | None, typer.Option("--namespace", "-n", help="Target namespace (an export keeps its own by default).")
+    ] = None,
+    fmt: Annotated[
+        str, typer.Option("--format", "-f", help="auto, export, events (JSONL), langchain or llamaindex.")
+    ] = "auto",
+    session: Annotated[str | None, typer.Option(help="Session of the imported turns (LangChain history).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Import JSONL events, LangChain message history JSON, a LlamaIndex SimpleChatStore file, or an
+    export. Idempotent: importing the same file again adds nothing."""
+    from hindsight_core.cli.importers import parse
+
+    if str(file) == "-":
+        text, scope = sys.stdin.read(), "stdin"
+    else:
+        try:
+            text = file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise _Failure(BAD_INPUT, f"cannot read {str(file)!r}: {exc}") from None
+        scope = file.stem
+    parsed = parse(text, fmt, session_id=session, scope=scope)
+    with _engine() as hs:
+        if parsed.format == "export":
+            with _bar("import", not as_json) as progress:
+                report = hs.import_namespace(parsed.records, namespace=namespace, progress=progress)
+            summary: dict[str, Any] = {"format": "export", **report.model_dump(mode="json", exclude={"skipped_ids"})}
+        else:
+            if namespace is None:
+                raise _Failure(BAD_INPUT, f"importing {parsed.format} needs --namespace")
+            known = {m.source_id for m in hs.find(namespace, source_ids=[e["source_id"] for e in parsed.events])}
+            with _bar("import", not as_json) as progress:
+                stored = hs.record_many(parsed.events, namespace, progress=progress)
+            summary = {"format": parsed.format, "namespace": namespace, "events": len(parsed.events),
+                       "memories": sum(1 for m in stored if m.source_id not in known),
+                       "skipped": sum(1 for m in stored if m.source_id in known)}
+    if as_json:
+        _print_json(summary)
+    else:
+        _console().print(
+            f"imported {summary['memories']} memories into {summary['namespace']!r} ({summary['format']}); "
+            f"{summary['skipped']} already present", markup=False,
+        )
+
+
+@app.command()
+@_handled
+def export(
+    namespace: NsArg,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")] = None,
+) -> None:
+    """Export a namespace as JSONL: memories (every layer and status), edges, transcripts, procedures and
+    which episodes were consolidated; hindsight import rebuilds it exactly elsewhere."""
+    with _engine() as hs:
+        lines = [json.dumps(r, ensure_ascii=False) + "\n" for r in hs.export_namespace(namespace)]
+    if output is None:
+        sys.stdout.write("".join(lines))
+        return
+    try:
+        tmp = output.with_name(output.name + ".tmp")
+        tmp.write_text("".join(lines), encoding="utf-8")
+        tmp.replace(output)
+    except OSError as exc:
+        raise _Failure(BAD_INPUT, f"cannot write {str(output)!r}: {exc}") from None
+    _console(err=True).print(f"exported {len(lines) - 1} records of {namespace!r} to {output}", markup=False)
+
+
+# -- lifecycle ------------------------------------------------------------------------------------
+@app.command()
+@_handled
+def consolidate(
+    namespace: Annotated[str | None, typer.Argument(help="One namespace (all when omitted).")] = None,
+    session: Annotated[str | None, typer.Option(help="Only this session's episodes.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Distill unconsolidated episodes into facts, preferences and procedures, and show what was
+    created and what it superseded. Exit 1 when a run failed, 3 when another process holds it."""
+    with _engine() as hs:
+        targets = [namespace] if namespace is not None else hs.namespaces()
+        reports = []
+        for ns in targets:
+            with _bar(f"consolidate {ns}", not as_json) as progress:
+                reports.append(hs.consolidate(ns, session, progress=progress))
+        created = hs.store.get_many(i for r in reports for i in r.created_ids)
+        superseded = hs.store.get_many(i for r in reports for i in r.superseded_ids)
+        if as_json:
+            _print_json([
+                {**r.model_dump(mode="json"),
+                 "created_memories": [_memory_json(hs, created[i]) for i in r.created_ids if i in created],
+                 "superseded_memories": [_memory_json(hs, superseded[i]) for i in r.superseded_ids if i in superseded]}
+                for r in reports
+            ])
+        else:
+            console = _console()
+            table = Table("namespace", "status", "episodes", "created", "merged", "superseded", "error",
+                          title="consolidation")
+            for r in reports:
+                table.add_row(r.namespace, r.status, str(r.episodes), str(r.created), str(r.merged),
+                              str(r.superseded), r.error or "")
+            console.print(table)
+            if created:
+                new = Table("id", "layer/kind", "content", title="created")
+                for m in created.values():
+                    new.add_row(m.id, f"{m.layer.value}/{m.kind.value}", _preview(m.content, 80))
+                console.print(new)
+            if superseded:
+                old = Table("old", "content", "replaced by", title="superseded")
+                for m in superseded.values():
+                    old.add_row(m.id, _preview(m.content, 60), m.superseded_by or "-")
+                console.print(old)
+    if any(r.status == "busy" for r in reports):
+        raise typer.Exit(UNAVAILABLE)
+    if any(r.status == "failed" for r in reports):
+        raise typer.Exit(NOT_FOUND)
+
+
+def _parse_when(value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        when = datetime.fromisoformat(value)
+    except ValueError:
+        raise _Failure(BAD_INPUT, f"--now must be an ISO date or datetime, got {value!r}") from None
+    return when if when.tzinfo else when.astimezone()
+
+
+@app.command()
+@_handled
+def sweep(
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Say what would happen; change nothing.")] = False,
+    namespace: Annotated[str | None, typer.Option(help="Only this namespace.")] = None,
+    now: Annotated[str | None, typer.Option(help="Sweep as of this ISO time (default: now).")] = None,
+    upcoming: Annotated[int, typer.Option(min=0, help="With --dry-run: list the next N memories to go cold.")] = 10,
+    as_json: JsonOpt = False,
+) -> None:
+    """Move idle, faded memories to cold and old cold ones to the archive. With --dry-run: what would
+    go cold or be archived now, and when the next ones will if nothing recalls them."""
+    from hindsight_core.lifecycle.forecast import forecast
+    from hindsight_core.types import Status
+
+    when = _parse_when(now)
+    with _engine() as hs:
+        with _bar("sweep", not as_json) as progress:
+            report = hs.sweep(when, namespace=namespace, dry_run=dry_run, progress=progress)
+        moved = hs.store.get_many([*report.cooled_ids, *report.archived_ids])
+        soon: list[dict[str, Any]] = []
+        if dry_run and upcoming:
+            due = set(report.cooled_ids)
+            scope = [namespace] if namespace is not None else hs.namespaces()
+            candidates = [m for ns in scope for m in hs.find(ns, status=Status.ACTIVE) if m.id not in due]
+            outlooks = [(forecast(m, hs.config), m) for m in candidates]
+            ranked = sorted((o for o in outlooks if o[0].cold_at is not None), key=lambda o: o[0].cold_at)  # type: ignore[arg-type,return-value]
+            for f, m in ranked[:upcoming]:
+                soon.append({"id": m.id, "namespace": m.namespace, "cold_at": f.cold_at, "archive_at": f.archive_at,
+                             "content": m.content})
+    if as_json:
+        data = report.model_dump(mode="json")
+        data["upcoming"] = [{**s, "cold_at": s["cold_at"].isoformat(), "archive_at": s["archive_at"].isoformat()}
+                            for s in soon]
+        _print_json(data)
+        return
+    console = _console()
+    verb = "would" if dry_run else ""
+    console.print(
+        f"sweep at {report.now.isoformat()}{' (dry run: nothing changed)' if dry_run else ''}: "
+        f"{report.cooled} {verb} cool{'' if dry_run else 'ed'}, {report.expired} expired, "
+        f"{report.archived} {verb} archive{'' if dry_run else 'd'}", markup=False,
+    )
+    for title, ids in (("cold", report.cooled_ids), ("archive", report.archived_ids)):
+        shown = [i for i in ids if i in moved]
+        if shown:
+            table = Table("id", "namespace", "layer", "last reinforced", "content", title=title)
+            for i in shown:
+                m = moved[i]
+                table.add_row(m.id, m.namespace, m.layer.value, _ts(m.activation.ref_time), _preview(m.content))
+            console.print(table)
+    if soon:
+        table = Table("id", "namespace", "goes cold", "archived", "content", title="next to go cold if not recalled")
+        for s in soon:
+            table.add_row(s["id"], s["namespace"], _ts(s["cold_at"]), _ts(s["archive_at"]), _preview(s["content"]))
+        console.print(table)
+    for space, error in report.errors.items():
+        console.print(f"archive of {space!r} failed, its memories stay cold: {error}", markup=False)
+    if report.errors:
+        raise typer.Exit(UNAVAILABLE)
+
+
+@app.command()
+@_handled
+def reconcile(
+    verify: Annotated[bool, typer.Option("--verify/--no-verify", help="Also compare and probe the indexes.")] = True,
+    as_json: JsonOpt = False,
+) -> None:
+    """Bring the vector and activation indexes in step with the relational store. Exit 3 when an index
+    is still unreachable."""
+    with _engine() as hs:
+        with _bar("reconcile", not as_json) as progress:
+            report = hs.reconcile(verify=verify, progress=progress)
+        pending = hs.store.pending_count()
+    rebuilt: dict[str, str] = getattr(report, "rebuilt", {})
+    data: dict[str, Any] = {
+        "applied": report.applied, "failed": report.failed, "parked": report.parked, "errors": report.errors,
+        "probed": getattr(report, "probed", None), "rebuilt": rebuilt, "outbox_pending": pending,
+    }
+    if as_json:
+        _print_json(data)
+    else:
+        _console().print(
+            f"reconcile: {report.applied} applied, {report.failed} failed, {report.parked} parked; "
+            f"{len(rebuilt)} rebuilt; outbox {pending} pending", markup=False,
+        )
+        for target, error in report.errors.items():
+            _console().print(f"  {target}: {error}", markup=False)
+    if report.failed:
+        raise typer.Exit(UNAVAILABLE)
+
+
+@app.command()
+@_handled
+def reembed(
+    namespace: Annotated[str | None, typer.Argument(help="One namespace (all when omitted).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Recompute every indexed memory's vector with the current embedder and re-index it."""
+    with _engine() as hs:
+        with _bar("re-embed", not as_json) as progress:
+            count = hs.reembed(namespace, progress=progress)
+        model = hs.embedder.name
+    if as_json:
+        _print_json({"reembedded": count, "embedder": model})
+    else:
+        _console().print(f"re-embedded {count} memories with {model}", markup=False)
+
+
+@app.command()
+@_handled
+def forget(
+    namespace: Annotated[str | None, typer.Argument(help="Erase this whole namespace.")] = None,
+    memory_id: Annotated[str | None, typer.Option("--id", help="Erase one memory (and what only it supports).")] = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Erase a namespace, or one memory with --id (NAMESPACE then limits the id to it). Asks for
+    confirmation unless --yes. Exit 1 when there was nothing to erase."""
+    if namespace is None and memory_id is None:
+        raise _Failure(BAD_INPUT, "name a NAMESPACE to erase, or --id ID")
+    with _engine() as hs:
+        if memory_id is not None:
+            m = hs.get(memory_id, namespace=namespace)
+            if m is None:
+                raise _Failure(NOT_FOUND, f"no memory {memory_id!r}" + (f" in {namespace!r}" if namespace else ""))
+            what = f"memory {m.id} of {m.namespace!r} ({_preview(m.content, 40)!r})"
+        else:
+            assert namespace is not None
+            if not (hs.store.has_namespace(namespace) or hs._holds_namespace(namespace)):
+                raise _Failure(NOT_FOUND, f"namespace {namespace!r} holds no memories")
+            what = f"namespace {namespace!r} and everything in it"
+        if not yes and not typer.confirm(f"Erase {what}? This cannot be undone", default=False, err=True):
+            raise _Failure(NOT_FOUND, "nothing erased")
+        if memory_id is not None:
+            erased = 1 if hs.forget(memory_id, namespace=namespace) else 0
+        else:
+            assert namespace is not None
+            erased = hs.forget_namespace(namespace)
+    if as_json:
+        _print_json({"erased": erased})
+    else:
+        _console().print(f"erased {erased} memories", markup=False)
+    if not erased and memory_id is not None:
+        raise typer.Exit(NOT_FOUND)
+
+
+# -- ui -------------------------------------------------------------------------------------------
+@app.command()
+@_handled
+def ui(
+    host: Annotated[str, typer.Option(help="Interface to serve on (local only by default).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port.")] = 8765,
+    writable: Annotated[bool, typer.Option(help="Allow edits (forget, consolidate) from the browser.")] = False,
+    open_browser: Annotated[bool, typer.Option("--open", help="Open the page in a browser.")] = False,
+) -> None:
+    """Serve the memory inspector in the browser (read-only unless --writable)."""
+    from hindsight_core.ui import serve  # type: ignore[import-not-found,unused-ignore]
+
+    with _engine() as hs:
+        serve(hs, host=host, port=port, writable=writable, open_browser=open_browser)
+
+
+def main() -> None:
+    app()
+
+
+__all__ = ["EXIT_CODES", "app", "main"]

@@ -1,0 +1,66 @@
+"""``docs/cli.md``: the ``--help`` of the app and of each command, generated so it cannot drift
+(``python scripts/cli_docs.py`` rewrites it; a test fails when it is stale)."""
+
+from __future__ import annotations
+
+INTRO = """# The `hindsight` command line
+
+`pip install hindsight-memory` installs the `hindsight` command (also `python -m hindsight_core.cli`).
+It opens the same memory your code does: the embedded directory from `--path` or `$HINDSIGHT_PATH`
+(default `./.hindsight`), and `--redis-url` / `$HINDSIGHT_REDIS_URL`, `--chroma-url` /
+`$HINDSIGHT_CHROMA_URL` for a deployment on servers; an option wins over its variable.
+
+An embedded directory is owned by one engine at a time: while your application holds it open, the
+command exits with code 3 and says so (close the application, or run Chroma as a server so that several
+processes can share the data).
+
+Every command prints tables for people and JSON with `--json`; long operations (import, consolidate,
+sweep, reconcile, reembed) draw a progress bar on stderr (`--no-progress` turns them off). The same
+operations take `progress=` in the API: `True` for a tqdm bar, or a `(done, total)` callback.
+
+| exit code | meaning |
+|---|---|
+| 0 | done |
+| 1 | not found (namespace, memory), nothing erased, or a consolidation run failed |
+| 2 | bad input (`InvalidInputError`): nothing was changed |
+| 3 | a backend is unavailable, or the data directory is in use by another engine |
+
+Examples:
+
+```bash
+hindsight import chat_store.json -n user:ana          # a LlamaIndex SimpleChatStore file
+hindsight import history.json -n user:ana --session s1 # LangChain messages_to_dict JSON
+hindsight import events.jsonl -n user:ana              # one Event per line, as record_many takes
+hindsight ls user:ana --layer semantic --status active
+hindsight show 01J...                                   # sources, supersedes chain, forecast
+hindsight recall user:ana "what should I cook tonight?" # per-channel scores and the injected text
+hindsight sweep --dry-run                               # what would go cold or be archived, and when
+hindsight export user:ana -o ana.jsonl && hindsight --path /elsewhere import ana.jsonl
+```
+
+`import` is idempotent: every event gets a `source_id` derived from its position and text (or keeps its
+own), so importing a file again adds nothing. `export` writes everything needed to rebuild the
+namespace elsewhere (memories of every layer and status with their ids and activation, edges,
+transcripts, procedures, which episodes were consolidated); importing it reproduces the namespace
+exactly. Vectors are not exported: the importing engine embeds with its own embedder.
+"""
+
+
+def render() -> str:
+    from typer.testing import CliRunner
+
+    from hindsight_core.cli.app import app
+
+    commands = [
+        "namespaces", "ls", "show", "recall", "stats", "import", "export", "consolidate", "sweep", "reconcile",
+        "reembed", "forget", "ui",
+    ]
+    parts = [INTRO]
+    for args in [[], *([c] for c in commands)]:
+        result = CliRunner().invoke(app, [*args, "--help"], prog_name="hindsight", terminal_width=100,
+                                    max_content_width=100)
+        if result.exit_code != 0:
+            raise RuntimeError(f"hindsight {' '.join(args)} --help failed: {result.output}")
+        title = "hindsight --help" if not args else f"hindsight {args[0]} --help"
+        parts.append(f"## `{title}`\n\n```text\n{result.stdout.rstrip()}\n```\n")
+    return "\n".join(parts)

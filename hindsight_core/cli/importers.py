@@ -1,0 +1,182 @@
+"""Reading the files ``hindsight import`` accepts, into events or export records.
+
+Four formats: an export (``hindsight export``: JSONL, header first), JSONL events (one
+:class:`~hindsight_core.types.Event` object, or a bare string, per line), LangChain message history JSON
+(``messages_to_dict``: a list of ``{"type": ..., "data": {...}}``) and a LlamaIndex ``SimpleChatStore``
+file (``{"store": {key: [ChatMessage dicts]}}``, as ``persist`` writes it). Every event gets a
+``source_id`` derived from its place in the file (and its text), so importing the same file again adds
+nothing. Pure functions: nothing here touches the engine."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from hindsight_core.errors import InvalidInputError
+from hindsight_core.portability import EXPORT_FORMAT
+
+Format = Literal["auto", "export", "events", "langchain", "llamaindex"]
+FORMATS: tuple[str, ...] = ("auto", "export", "events", "langchain", "llamaindex")
+
+#: LangChain message types → the speaker label the engine records.
+_LANGCHAIN_ROLES = {
+    "human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "function",
+    "chat": None, "HumanMessageChunk": "user", "AIMessageChunk": "assistant",
+}
+
+
+@dataclass
+class Parsed:
+    format: str
+    events: list[dict[str, Any]] = field(default_factory=list)  #: for record_many
+    records: list[dict[str, Any]] = field(default_factory=list)  #: for import_namespace (an export)
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def _key(fmt: str, scope: str, index: int, content: str) -> str:
+    """Position plus a digest of the text: re-importing the file finds the same keys, while two
+    different files imported into one namespace do not collide on positions alone."""
+    return f"{fmt}:{scope}:{index}:{_digest(content)}"
+
+
+def _text(content: object, where: str) -> str:
+    """Message content as text: a string, or the text parts of a list of content blocks."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts: list[str] = []
+        for block in content:
+            if isinstance(block, str):
+                parts.append(block)
+            elif isinstance(block, Mapping) and isinstance(block.get("text"), str):
+                parts.append(block["text"])
+        return "\n".join(parts)
+    raise InvalidInputError(f"{where}: content must be text or a list of text blocks, got {type(content).__name__}")
+
+
+def _jsonl(text: str) -> list[Any]:
+    rows: list[Any] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise InvalidInputError(f"line {number} is not JSON: {exc.msg}") from None
+    return rows
+
+
+def detect(text: str) -> str:
+    """The format of a file's text (``auto`` resolved)."""
+    stripped = text.lstrip()
+    if not stripped:
+        raise InvalidInputError("the file is empty")
+    try:
+        whole: Any = json.loads(stripped)
+    except json.JSONDecodeError:
+        whole = None
+    if isinstance(whole, Mapping) and isinstance(whole.get("store"), Mapping):
+        return "llamaindex"
+    if isinstance(whole, list) and whole and all(
+        isinstance(m, Mapping) and "type" in m and isinstance(m.get("data"), Mapping) for m in whole
+    ):
+        return "langchain"
+    first = _jsonl(stripped.splitlines()[0])
+    if first and isinstance(first[0], Mapping) and first[0].get("format") == EXPORT_FORMAT:
+        return "export"
+    return "events"
+
+
+def parse(text: str, fmt: str = "auto", *, session_id: str | None = None, scope: str = "file") -> Parsed:
+    """Read ``text`` in ``fmt``. ``session_id`` is the session of LangChain history (which carries none)
+    and the default of JSONL events; ``scope`` names the file in derived ``source_id``s."""
+    if fmt not in FORMATS:
+        raise InvalidInputError(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")
+    resolved = detect(text) if fmt == "auto" else fmt
+    if resolved == "export":
+        return Parsed("export", records=[r for r in _jsonl(text)])
+    if resolved == "events":
+        return Parsed("events", events=_events(_jsonl(text), session_id, scope))
+    try:
+        whole = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInputError(f"a {resolved} file is one JSON document: {exc.msg}") from None
+    if resolved == "langchain":
+        return Parsed("langchain", events=_langchain(whole, session_id or scope))
+    return Parsed("llamaindex", events=_llamaindex(whole))
+
+
+def _events(rows: list[Any], session_id: str | None, scope: str) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = []
+    for index, row in enumerate(rows):
+        event: dict[str, Any]
+        if isinstance(row, str):
+            event = {"content": row}
+        elif isinstance(row, Mapping):
+            event = dict(row)
+        else:
+            raise InvalidInputError(f"event {index}: an event is an object or a string, got {type(row).__name__}")
+        content = event.get("content")
+        if not isinstance(content, str):
+            raise InvalidInputError(f"event {index}: 'content' must be a string")
+        if session_id is not None:
+            event.setdefault("session_id", session_id)
+        if event.get("source_id") is None:
+            event["source_id"] = _key("events", scope, index, content)
+        events.append(event)
+    return events
+
+
+def _langchain(whole: object, session: str) -> list[dict[str, Any]]:
+    if not isinstance(whole, list):
+        raise InvalidInputError("LangChain message history is a JSON list of {type, data} messages")
+    events: list[dict[str, Any]] = []
+    for index, message in enumerate(whole):
+        if not isinstance(message, Mapping) or not isinstance(message.get("data"), Mapping):
+            raise InvalidInputError(f"message {index}: expected {{'type': ..., 'data': {{...}}}}")
+        kind = str(message.get("type"))
+        data = message["data"]
+        role = _LANGCHAIN_ROLES.get(kind, kind)
+        if kind == "chat":
+            role = str(data.get("role") or "user")
+        if kind == "tool" and data.get("name"):
+            role = str(data["name"])
+        content = _text(data.get("content", ""), f"message {index}")
+        if not content.strip():
+            continue  # a tool-call-only AI message carries no text to remember
+        events.append({
+            "content": content, "role": role, "session_id": session,
+            "source_id": _key("langchain", session, index, content),
+            "metadata": {"langchain_id": data["id"]} if isinstance(data.get("id"), str) else None,
+        })
+    return events
+
+
+def _llamaindex(whole: object) -> list[dict[str, Any]]:
+    store = whole.get("store") if isinstance(whole, Mapping) else None
+    if not isinstance(store, Mapping):
+        raise InvalidInputError("a SimpleChatStore file is {'store': {key: [messages]}}")
+    events: list[dict[str, Any]] = []
+    for key, messages in store.items():
+        if not isinstance(messages, list):
+            raise InvalidInputError(f"chat store key {key!r}: expected a list of messages")
+        for index, message in enumerate(messages):
+            if not isinstance(message, Mapping):
+                raise InvalidInputError(f"chat store key {key!r}, message {index}: expected an object")
+            if message.get("content") is not None:
+                content = _text(message["content"], f"{key!r} message {index}")
+            else:
+                content = _text(message.get("blocks", []), f"{key!r} message {index}")
+            if not content.strip():
+                continue
+            events.append({
+                "content": content, "role": str(message.get("role") or "user"), "session_id": str(key),
+                "source_id": _key("llamaindex", str(key), index, content),
+            })
+    return events

@@ -1,0 +1,49 @@
+"""When a memory will go cold and be archived if nothing recalls it again (``hindsight sweep --dry-run``).
+
+The same rules as ``sweep``: an active memory goes cold once its activation is below
+``cold_log_activation`` *and* it has been idle ``cold_idle_days`` (a ``state`` also when it expires); a
+cold memory is archived once idle ``archive_after_days``. A recall reinforces the memory and moves both
+dates, so these are the dates of the memory left alone. Pure arithmetic on the stored activation."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel
+
+from hindsight_core.clock import from_ts
+from hindsight_core.config import HindsightConfig
+from hindsight_core.types import Memory, Status
+
+_DAY = 86_400.0
+_PINNED = "pinned"
+
+
+class Forecast(BaseModel):
+    memory_id: str
+    cold_at: datetime | None  #: ``None``: never (pinned, or a layer that does not decay)
+    archive_at: datetime | None
+
+
+def forecast(memory: Memory, config: HindsightConfig) -> Forecast:
+    """The dates a sweep would first cool and archive ``memory`` (in the past when it is overdue)."""
+    cfg = config.lifecycle
+    ref = memory.activation.ref_time
+    cold: float | None
+    if memory.status == Status.COLD:
+        cold = ref
+    elif memory.status != Status.ACTIVE or memory.metadata.get(_PINNED):
+        cold = None
+    else:
+        rate = config.activation.rate(memory.layer)
+        cold = None
+        if rate > 0:
+            faded = ref + max(0.0, (memory.activation.log_base - cfg.cold_log_activation) / rate)
+            cold = max(faded, ref + cfg.cold_idle_days * _DAY)
+        if memory.expires_at is not None:
+            expires = memory.expires_at.timestamp()
+            cold = expires if cold is None else min(cold, expires)
+    if cold is None:
+        return Forecast(memory_id=memory.id, cold_at=None, archive_at=None)
+    archive = max(cold, ref + cfg.archive_after_days * _DAY)
+    return Forecast(memory_id=memory.id, cold_at=from_ts(cold), archive_at=from_ts(archive))

@@ -1,0 +1,193 @@
+"""Export a namespace to plain JSON records and import it elsewhere, exactly.
+
+An export holds what rebuilding the namespace needs and nothing derived: every memory in every layer and
+status (ids, caller ids, activation, provenance), the edges between them (supersedes chains, what a
+fact was distilled from), the transcripts, and which episodes were already consolidated (so the new home
+does not distill them twice). Vectors and index entries are derived: the importing engine embeds and
+indexes through its outbox. Importing the same export twice adds nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError
+
+from hindsight_core.clock import to_ts
+from hindsight_core.errors import InvalidInputError, UnknownNamespaceError
+from hindsight_core.facets import Facet
+from hindsight_core.progress import Progress, track
+from hindsight_core.transcripts import check_transcript_key
+from hindsight_core.types import Edge, Memory, Status
+from hindsight_core.validation import check_json, check_namespace
+from hindsight_core.write.outbox import SYNC, TARGETS
+
+#: The ``format`` of an export's header record; ``version`` grows when the records change.
+EXPORT_FORMAT = "hindsight-export"
+EXPORT_VERSION = 1
+
+
+class ImportReport(BaseModel):
+    namespace: str
+    memories: int = 0  #: memories inserted
+    skipped: int = 0  #: memories already present (same id, or the same caller id in the same layer)
+    edges: int = 0  #: edge records read (already present ones are kept as they are)
+    transcripts: int = 0  #: transcripts inserted
+    skipped_transcripts: int = 0  #: transcript keys that already existed (left untouched)
+    skipped_ids: list[str] = Field(default_factory=list)
+
+
+class PortabilityMixin(Facet):
+    def export_namespace(self, namespace: str) -> Iterator[dict[str, Any]]:
+        """The namespace as JSON-ready records, header first; write one per line (JSONL).
+
+        The records are read up front, so a write running meanwhile cannot tear the export."""
+        namespace = check_namespace(namespace)
+        memories = self.store.select("namespace = ?", [namespace])
+        transcripts = self.store.transcripts_of(namespace)
+        if not memories and not transcripts:
+            raise UnknownNamespaceError(f"namespace {namespace!r} holds no memories")
+        edges = self.store.namespace_edges(namespace)
+        consolidated = self.store.consolidated_of(namespace)
+        records: list[dict[str, Any]] = [
+            {"type": "header", "format": EXPORT_FORMAT, "version": EXPORT_VERSION, "namespace": namespace,
+             "exported_at": self.now().isoformat(), "embedder": self.embedder.name}
+        ]
+        records += [{"type": "memory", "memory": m.model_dump(mode="json")} for m in memories]
+        records += [{"type": "edge", "edge": e.model_dump(mode="json")} for e in edges]
+        records += [
+            {"type": "transcript", "key": key, "created_at": created, "updated_at": updated,
+             "entries": [json.loads(e) for e in entries]}
+            for key, created, updated, entries in transcripts
+        ]
+        records += [{"type": "consolidated", "memory_id": mid, "at": at} for mid, at in consolidated]
+        return iter(records)
+
+    def import_namespace(
+        self, records: Iterable[Mapping[str, Any]], *, namespace: str | None = None, progress: Progress = False
+    ) -> ImportReport:
+        """Rebuild a namespace from :meth:`export_namespace` records (ids, statuses, activation and edges
+        kept exactly). ``namespace`` renames it. Every record is checked before anything is written; one
+        transaction inserts it all, then the indexes are brought in step (``progress`` counts that part).
+        Memories already present are skipped, so a re-run import adds nothing."""
+        if isinstance(records, str | bytes | Mapping) or not isinstance(records, Iterable):
+            raise InvalidInputError(f"records must be an iterable of export records, got {type(records).__name__}")
+        items = list(records)
+        if not items or not isinstance(items[0], Mapping) or items[0].get("type") != "header":
+            raise InvalidInputError("an export starts with its header record (type 'header')")
+        header = items[0]
+        if header.get("format") != EXPORT_FORMAT or header.get("version") != EXPORT_VERSION:
+            raise InvalidInputError(
+                f"not a {EXPORT_FORMAT} v{EXPORT_VERSION} export: format={header.get('format')!r} "
+                f"version={header.get('version')!r}"
+            )
+        source_ns = check_namespace(header.get("namespace"))
+        target = source_ns if namespace is None else check_namespace(namespace)
+        memories: list[Memory] = []
+        edges: list[Edge] = []
+        transcripts: list[tuple[str, float, float, list[str]]] = []
+        consolidated: list[tuple[str, float]] = []
+        for index, record in enumerate(items[1:], start=2):
+            try:
+                if not isinstance(record, Mapping):
+                    raise InvalidInputError("not an object")
+                kind = record.get("type")
+                if kind == "memory":
+                    m = Memory.model_validate(record["memory"])
+                    if m.namespace != source_ns:
+                        raise InvalidInputError(f"memory {m.id!r} belongs to {m.namespace!r}, not {source_ns!r}")
+                    memories.append(m.model_copy(update={"namespace": target}))
+                elif kind == "edge":
+                    edges.append(Edge.model_validate(record["edge"]))
+                elif kind == "transcript":
+                    key, entries = check_transcript_key(record["key"]), record["entries"]
+                    if not isinstance(entries, list):
+                        raise InvalidInputError("a transcript's entries are a list")
+                    # encoded as edit_transcript encodes, so a later append still writes only the tail
+                    encoded = [check_json(e, what=f"transcript {key!r} entry", max_bytes=None) for e in entries]
+                    transcripts.append((key, float(record["created_at"]), float(record["updated_at"]), encoded))
+                elif kind == "consolidated":
+                    consolidated.append((str(record["memory_id"]), float(record["at"])))
+                else:
+                    raise InvalidInputError(f"unknown record type {kind!r}")
+            except (KeyError, TypeError, ValueError, ValidationError) as exc:
+                raise InvalidInputError(f"export record {index} is malformed: {exc}") from exc
+        ids = [m.id for m in memories]
+        if len(ids) != len(set(ids)):
+            raise InvalidInputError("the export names a memory id twice")
+        present = self.store.existing_ids(ids)
+        elsewhere = sorted(mid for mid, ns in present.items() if ns != target)
+        if elsewhere:
+            raise InvalidInputError(
+                f"{len(elsewhere)} memory ids of this export are stored in another namespace (first: "
+                f"{elsewhere[0]!r}); import it into a separate data directory"
+            )
+        known = set(ids)
+        for e in edges:
+            if e.src not in known or e.dst not in known:
+                raise InvalidInputError(f"edge {e.src}->{e.dst} names a memory the export does not hold")
+        fresh: list[Memory] = []
+        skipped: list[str] = []
+        taken: set[tuple[str, str]] = set()
+        for m in memories:
+            caller = (m.layer.value, m.source_id) if m.source_id is not None else None
+            # the caller's id is unique per namespace and layer: a memory recorded under it here first wins
+            clash = caller is not None and (
+                caller in taken or bool(self.store.by_external_ids(target, caller[0], [caller[1]]))
+            )
+            if m.id in present or clash:
+                skipped.append(m.id)
+                continue
+            if caller is not None:
+                taken.add(caller)
+            fresh.append(m)
+        report = ImportReport(namespace=target, skipped=len(skipped), skipped_ids=skipped, edges=len(edges))
+        stored = (set(ids) - set(skipped)) | set(present)
+        now = to_ts(self.now())
+        with self.store.transaction() as tx:
+            if fresh:
+                tx.insert_memories(fresh)
+            tx.add_edges([e for e in edges if e.src in stored and e.dst in stored])
+            for key, created, updated, encoded in transcripts:
+                if tx.put_transcript(target, key, created, updated, encoded):
+                    report.transcripts += 1
+                else:
+                    report.skipped_transcripts += 1
+            tx.mark_consolidated(target, [(mid, at) for mid, at in consolidated if mid in stored])
+            tx.enqueue(
+                [
+                    (m.id, target, m.layer.value, t, SYNC)
+                    for m in fresh
+                    if m.indexed and m.status == Status.ACTIVE
+                    for t in TARGETS
+                ],
+                now,
+            )
+        report.memories = len(fresh)
+        indexed = [m.id for m in fresh if m.indexed and m.status == Status.ACTIVE]
+        batch = self.config.write.batch_size
+        with track(progress, len(indexed), f"index {target}", "memory") as bar:
+            for start in range(0, len(indexed), batch):
+                chunk = indexed[start : start + batch]
+                self.outbox.apply(chunk)
+                bar.advance(len(chunk))
+        self._after_import(target)
+        return report
+
+    def _after_import(self, namespace: str) -> None:
+        """Recall keeps a per-namespace snapshot; rows written behind its back must invalidate it."""
+        pipeline = getattr(self, "_recall_pipeline", None)
+        if pipeline is not None:
+            pipeline.corpora.invalidate(namespace)
+
+    async def aexport_namespace(self, namespace: str) -> list[dict[str, Any]]:
+        return await asyncio.to_thread(lambda: list(self.export_namespace(namespace)))
+
+    async def aimport_namespace(self, records: Iterable[Mapping[str, Any]], **kwargs: Any) -> ImportReport:
+        batch = list(records)
+        return await asyncio.to_thread(self.import_namespace, batch, **kwargs)
+
+
+__all__ = ["EXPORT_FORMAT", "EXPORT_VERSION", "ImportReport", "PortabilityMixin"]
