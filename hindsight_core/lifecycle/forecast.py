@@ -13,6 +13,7 @@ from pydantic import BaseModel
 
 from hindsight_core.clock import from_ts
 from hindsight_core.config import HindsightConfig
+from hindsight_core.lifecycle.config import LifecycleConfig
 from hindsight_core.types import Memory, Status
 
 _DAY = 86_400.0
@@ -25,9 +26,8 @@ class Forecast(BaseModel):
     archive_at: datetime | None
 
 
-def forecast(memory: Memory, config: HindsightConfig) -> Forecast:
-    """The dates a sweep would first cool and archive ``memory`` (in the past when it is overdue)."""
-    cfg = config.lifecycle
+def cold_and_archive(memory: Memory, rate: float, cfg: LifecycleConfig) -> tuple[float | None, float | None]:
+    """The timestamps a sweep would first cool and archive ``memory`` (``None``: never)."""
     ref = memory.activation.ref_time
     cold: float | None
     if memory.status == Status.COLD:
@@ -35,7 +35,6 @@ def forecast(memory: Memory, config: HindsightConfig) -> Forecast:
     elif memory.status != Status.ACTIVE or memory.metadata.get(_PINNED):
         cold = None
     else:
-        rate = config.activation.rate(memory.layer)
         cold = None
         if rate > 0:
             faded = ref + max(0.0, (memory.activation.log_base - cfg.cold_log_activation) / rate)
@@ -44,6 +43,15 @@ def forecast(memory: Memory, config: HindsightConfig) -> Forecast:
             expires = memory.expires_at.timestamp()
             cold = expires if cold is None else min(cold, expires)
     if cold is None:
-        return Forecast(memory_id=memory.id, cold_at=None, archive_at=None)
-    archive = max(cold, ref + cfg.archive_after_days * _DAY)
-    return Forecast(memory_id=memory.id, cold_at=from_ts(cold), archive_at=from_ts(archive))
+        return None, None
+    return cold, max(cold, ref + cfg.archive_after_days * _DAY)
+
+
+def forecast(memory: Memory, config: HindsightConfig) -> Forecast:
+    """The dates a sweep would first cool and archive ``memory`` (in the past when it is overdue)."""
+    cold, archive = cold_and_archive(memory, config.activation.rate(memory.layer), config.lifecycle)
+    return Forecast(
+        memory_id=memory.id,
+        cold_at=None if cold is None else from_ts(cold),
+        archive_at=None if archive is None else from_ts(archive),
+    )

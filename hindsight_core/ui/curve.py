@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from hindsight_core.clock import to_ts
 from hindsight_core.lifecycle.config import LifecycleConfig
+from hindsight_core.lifecycle.forecast import cold_and_archive
 from hindsight_core.types import Memory, Status
 
 DAY = 86_400.0
@@ -83,13 +84,13 @@ def activation_curve(
     curve.reinforcements = rebuilt[::-1]
     curve.now_log = act.log_at(now, rate)
     pinned = bool(memory.metadata.get("pinned"))
-    if memory.status == Status.ACTIVE and rate > 0 and not pinned:
-        crossing = act.ref_time + max(act.log_base - curve.cold_log, 0.0) / rate
-        curve.cold_at = max(crossing, act.ref_time + lifecycle.cold_idle_days * DAY, now)
-        curve.archive_at = max(curve.cold_at, act.ref_time + lifecycle.archive_after_days * DAY)
+    cold_at, archive_at = cold_and_archive(memory, rate, lifecycle)
+    if memory.status == Status.ACTIVE and cold_at is not None and archive_at is not None:
+        curve.cold_at = max(cold_at, now)
+        curve.archive_at = max(archive_at, curve.cold_at)
         curve.note = "projected if nothing recalls it again; the sweep applies it on its next run after that"
-    elif memory.status == Status.COLD:
-        curve.archive_at = max(act.ref_time + lifecycle.archive_after_days * DAY, now)
+    elif memory.status == Status.COLD and archive_at is not None:
+        curve.archive_at = max(archive_at, now)
         curve.note = "cold: out of the indexes; archived by the first sweep after this date"
     elif pinned:
         curve.note = "pinned: never fades out"
