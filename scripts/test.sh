@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs every extra and the dev tools (CPU torch included), then runs lint, type checks and the whole test suite (notebooks included).
+# Installs every extra and the dev tools (CPU torch included), then runs lint, type checks and the whole
+# test suite (notebooks included).
 # The Redis-backed tests need a server on 127.0.0.1:6379 (.ci/run starts one when none answers).
 set -euo pipefail
 cd "$(dirname "$0")/.."
