@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = ["README.md", "docs/langchain.md", "docs/llamaindex.md"]
+DOCS = ["README.md", "docs/langchain.md", "docs/llamaindex.md", "docs/configuration.md"]
 FENCE = re.compile(r"^```python[ \t]*\n(.*?)^```[ \t]*$", re.DOTALL | re.MULTILINE)
 
 RUNNER = """
