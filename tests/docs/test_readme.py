@@ -1,4 +1,4 @@
-"""The Python snippets of README.md and of the adapter docs run as written: every ```python block of a
+"""The Python snippets of README.md and of the docs run as written: every ```python block of a
 file is executed in order, in one fresh interpreter, in an empty temporary directory (so the default
 data directory ``./.hindsight`` is fresh too). A block fenced ```python no-run is shown, not run."""
 
