@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Sets everything up, then runs lint, type checks and the whole test suite (notebooks included).
+# Installs every extra and the dev tools (CPU torch included), then runs lint, type checks and the whole
+# test suite (notebooks included).
 # The Redis-backed tests need a server on 127.0.0.1:6379 (.ci/run starts one when none answers).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh all,dev
 export ANONYMIZED_TELEMETRY=False HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 .venv/bin/ruff check .
 .venv/bin/mypy
