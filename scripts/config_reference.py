@@ -34,6 +34,14 @@ ENV_VARS: dict[str, tuple[str, str]] = {
         "Data directory of `Hindsight()` without `path=`, and of the process-wide engine the LangChain and "
         "LlamaIndex adapters share when given no `engine=`.",
     ),
+    "HINDSIGHT_REDIS_URL": (
+        "unset",
+        "The `hindsight` command line's `--redis-url` (activation in Redis); the option wins.",
+    ),
+    "HINDSIGHT_CHROMA_URL": (
+        "unset",
+        "The `hindsight` command line's `--chroma-url` (a Chroma server); the option wins.",
+    ),
 }
 
 #: The engine constructor's options (the test checks every parameter is described).
