@@ -506,7 +506,7 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin, PortabilityMixin):
         """Erase ``seeds`` and what was distilled only from them, in one transaction; returns the ids.
         ``archived`` seeds are no longer in the store (their records leave the archive file): they get
         tombstones and leave the logs and other memories' provenance all the same."""
-        from hindsight_core.write.erase import closure, erase
+        from hindsight_core.store.erase import closure, erase
 
         now = to_ts(self.now())
         with self.store.transaction() as tx:
@@ -526,7 +526,7 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin, PortabilityMixin):
     def forget_namespace(self, namespace: str) -> int:
         """Erase every memory of a namespace (tombstones stay, as for ``forget``); returns how many.
         Unknown namespaces raise."""
-        from hindsight_core.write.erase import tombstone
+        from hindsight_core.store.erase import tombstone
 
         namespace = check_namespace(namespace)
         if not (self.store.has_namespace(namespace) or self._holds_namespace(namespace)):

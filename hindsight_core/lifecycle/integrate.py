@@ -378,7 +378,7 @@ class Integrator:
         """Take out of ``plan`` what was erased (``forget``) while the batch was being extracted: the
         erased episodes, their place in other memories' sources, and new memories drawn only from them
         (an erase must not come back as a fact). Returns whether anything was taken out."""
-        from hindsight_core.write.erase import erased_among
+        from hindsight_core.store.erase import erased_among
 
         mentioned = [*plan.consolidated, *plan.updated, *(s for m in plan.new.values() for s in m.source_ids)]
         mentioned += [s for m in plan.updated.values() for s in m.source_ids]

@@ -15,9 +15,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from hindsight_core.config import HindsightConfig
+from hindsight_core.store.erase import erased_among
 from hindsight_core.store.sql import RelationalStore
 from hindsight_core.types import Layer, NamespaceStats
-from hindsight_core.write.erase import erased_among
 from hindsight_core.write.outbox import ACTIVATION, SYNC, OutboxApplier
 
 
