@@ -173,6 +173,8 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin, PortabilityMixin):
         index: bool | None = None,
     ) -> _Prepared:
         """Validate one event and build its memory; raises before anything is written."""
+        if index is not None and not isinstance(index, bool):
+            raise InvalidInputError(f"index must be a bool or None, got {type(index).__name__}")
         text = check_text(content, max_chars=self.config.write.max_content_chars)
         layer_ = check_layer(layer)
         if layer_ not in PERSISTENT_LAYERS:
@@ -281,8 +283,6 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin, PortabilityMixin):
         memory out of recall (stored for provenance and exact reads only); ``True`` indexes even small
         talk; ``None`` lets the salience gate decide."""
         namespace = check_namespace(namespace)
-        if index is not None and not isinstance(index, bool):
-            raise InvalidInputError(f"index must be a bool or None, got {type(index).__name__}")
         prepared = self._prepare(
             content, namespace, session_id=session_id, role=role, occurred_at=occurred_at,
             source_id=source_id, metadata=metadata, layer=layer, kind=kind, importance=importance, now=self.now(),
@@ -363,8 +363,6 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin, PortabilityMixin):
         namespace = check_namespace(namespace)
         if source_id is None:
             raise InvalidInputError("upsert needs a source_id: it names the memory to replace")
-        if index is not None and not isinstance(index, bool):
-            raise InvalidInputError(f"index must be a bool or None, got {type(index).__name__}")
         prepared = self._prepare(
             content, namespace, session_id=session_id, role=role, occurred_at=occurred_at,
             source_id=source_id, metadata=metadata, layer=layer, kind=kind, importance=importance, now=self.now(),
