@@ -1,18 +1,19 @@
-"""Engine configuration: one pydantic model, with sections for the parts of DESIGN.md.
+"""Engine configuration: one pydantic model, :class:`HindsightConfig`, with one section per part of the
+engine (activation, write, recall, lifecycle). Every section lives here, so the configuration depends on
+nothing above it and every part reads its settings from one module.
 
-Half-lives are in days; activation rates derive from them (``rate = ln 2 / half_life``)."""
+Half-lives are in days; activation rates derive from them (``rate = ln 2 / half_life``). Lifecycle
+activation thresholds are in log space (``ln A``), like the activation itself: ``-3.0`` means
+``A < 0.05``, which an untouched episode (importance 3, half-life 7 days) reaches after about a month."""
 
 from __future__ import annotations
 
-import math
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from hindsight_core.lifecycle.config import LifecycleConfig
-from hindsight_core.recall.config import RecallConfig
+from hindsight_core.activation.math import decay_rate
 from hindsight_core.types import Layer
-
-_DAY = 86_400.0
 
 
 class ActivationConfig(BaseModel):
@@ -32,8 +33,7 @@ class ActivationConfig(BaseModel):
 
     def rate(self, layer: Layer) -> float:
         """Decay rate per second; 0 for layers that do not decay."""
-        half_life = self.half_life_days.get(layer)
-        return 0.0 if not half_life else math.log(2) / (half_life * _DAY)
+        return decay_rate(self.half_life_days.get(layer))
 
 
 class WriteConfig(BaseModel):
@@ -52,6 +52,113 @@ class WriteConfig(BaseModel):
     #: A row that fails on its own (while the rest of its batch applies) this many times is parked: kept
     #: with its error, shown in ``stats()``, skipped by drains until ``reconcile()`` retries it.
     outbox_max_attempts: int = Field(default=5, ge=1)
+
+
+class RecallConfig(BaseModel):
+    default_k: int = 5
+    default_budget_tokens: int = 800
+    #: Candidates each channel returns (the issue asks for 20–30).
+    per_channel: int = 25
+    #: ``"zsum"``: scored channels standardised over the namespace and summed with the weights, set
+    #: channels add their weight to their members. ``"rrf"``: reciprocal-rank fusion
+    #: ``Σ weight / (rrf_k + rank)``. Both measured in docs/benchmarks.md.
+    fusion: Literal["zsum", "rrf"] = "zsum"
+    rrf_k: int = 60
+    channel_weights: dict[str, float] = Field(
+        default_factory=lambda: {
+            "vector": 1.0,
+            "keyword": 1.0,
+            "temporal": 0.6,
+            "entity": 0.4,
+            "profile": 1.0,
+            "activation": 0.15,
+        }
+    )
+    #: Multiplier of the temporal channel's weight when the query carries a history cue ("上次") or a
+    #: time expression ("last week"): the "trace word" routing of the design.
+    history_boost: float = 2.5
+    #: Context: a candidate lends this share of its fused score to its neighbouring turns in the session
+    #: (an answer usually sits next to the turn that matches the question).
+    context_weight: float = 0.4
+    #: Final score ``alpha·relevance + beta·importance·decay + gamma·frequency``.
+    alpha: float = 1.0
+    beta: float = 0.1
+    gamma: float = 0.05
+    #: Cross-encoder reranking: a FlagEmbedding reranker name or local path; ``None`` passes scores through.
+    reranker: str | None = None
+    rerank_top_n: int = 20
+    #: Relevance floor (floor.py). Evidence of a candidate = how many standard deviations its cosine
+    #: stands above the query's cosines to unrelated background sentences of its language, plus
+    #: ``floor_coverage_weight`` × the share of the query's keyword weight it contains. A query returns
+    #: nothing unless some candidate reaches ``floor_anchor_base + floor_anchor_spread·sqrt(2 ln n)``
+    #: for a namespace of n memories (less ``floor_history_relief`` with a history cue or a time
+    #: expression); then each candidate needs that bar less ``floor_keep_margin``.
+    floor_coverage_weight: float = 3.0
+    floor_anchor_base: float = 2.0
+    floor_anchor_spread: float = 1.1
+    #: multilingual-e5-small scores a Chinese query against an English memory lower than the same pair
+    #: in one language (an English query against a Chinese memory is not affected): measured ×1.4–1.8
+    #: on translated pairs, so such z-scores are scaled by this factor.
+    zh_to_en_z_scale: float = 1.4
+    floor_history_relief: float = 1.0
+    floor_keep_margin: float = 2.0
+    #: A query is inside a standing fact's domain (profile.py) when its cosine to one of the domain's
+    #: prototype requests stands this many standard deviations above the background.
+    domain_z: float = 4.5
+    #: Each injected memory is cut to this many tokens; each cited source excerpt to fewer.
+    max_memory_tokens: int = 160
+    source_excerpt_tokens: int = 40
+    max_sources: int = 2
+    #: Reinforcement of injected memories is buffered and flushed in one transaction per batch.
+    reinforce_batch: int = 64
+    reinforce_max_age_s: float = 30.0
+    #: Write the recall log (query, candidates per channel, injected ids, scores).
+    log: bool = True
+
+
+class LifecycleConfig(BaseModel):
+    # -- consolidation -------------------------------------------------------------------------------
+    #: The background worker consolidates a session after this many new episodes (0 turns it off).
+    consolidate_every: int = Field(default=50, ge=0)
+    #: Cost cap: episodes per extractor call (one LLM prompt per batch).
+    batch_episodes: int = Field(default=40, ge=1)
+    #: Cost cap for LLM extractors: calls per minute across the engine (retries count).
+    llm_calls_per_minute: int = Field(default=30, ge=1)
+    #: How many times an invalid LLM reply is sent back with its validation error.
+    llm_max_retries: int = Field(default=2, ge=0)
+    #: Same kind and cosine at or above this → the same memory (reinforced, not duplicated).
+    #: multilingual-e5 puts unrelated short facts around 0.85-0.95, so this sits high.
+    near_duplicate_threshold: float = Field(default=0.97, gt=0.0, le=1.0)
+    #: Activation factor applied to episodes once they are distilled (they stay, but weigh less).
+    consolidated_episode_factor: float = Field(default=0.5, gt=0.0, le=1.0)
+    #: Activation factor applied to a memory when a newer one supersedes it.
+    superseded_factor: float = Field(default=0.3, gt=0.0, le=1.0)
+    #: ``A_ref <- A(now) + reinforce_weight`` when a duplicate is merged into a memory.
+    reinforce_weight: float = Field(default=0.5, ge=0.0)
+    #: ``state`` memories ("I'm learning to swim") expire this long after they were stated.
+    state_ttl_days: float = Field(default=30.0, gt=0.0)
+    #: Consolidating a namespace holds a lease in the relational store for this long, renewed between
+    #: batches, so two processes never distill the same episodes; a process that dies mid-job is taken
+    #: over once its lease runs out. It must outlast one batch (one LLM call with its retries).
+    consolidation_lease_s: float = Field(default=60.0, gt=0.0)
+    #: How long ``consolidate()`` waits for another process's lease on the namespace before returning
+    #: ``status="busy"``; the background worker does not wait.
+    consolidation_wait_s: float = Field(default=30.0, ge=0.0)
+    # -- procedures -----------------------------------------------------------------------------------
+    procedure_initial_confidence: float = Field(default=0.5, ge=0.0, le=1.0)
+    #: ``feedback()`` moves confidence this share of the way towards 1 (success) or 0 (failure).
+    procedure_learning_rate: float = Field(default=0.2, gt=0.0, le=1.0)
+    #: A procedure whose confidence falls below this goes cold (no longer offered by recall).
+    procedure_min_confidence: float = Field(default=0.15, ge=0.0, le=1.0)
+    # -- decay and eviction ---------------------------------------------------------------------------
+    #: ``sweep()`` cools memories whose ``ln A(now)`` is below this ...
+    cold_log_activation: float = -3.0
+    #: ... and that nobody touched for this long.
+    cold_idle_days: float = Field(default=30.0, ge=0.0)
+    #: Cold memories idle longer than this are written to the JSONL archive and deleted.
+    archive_after_days: float = Field(default=90.0, ge=0.0)
+    #: Directory (under the engine's data directory) of the per-namespace JSONL archives.
+    archive_dir: str = "archive"
 
 
 class HindsightConfig(BaseModel):

@@ -8,21 +8,20 @@ indexes through its outbox. Importing the same export twice adds nothing."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from hindsight_core.clock import to_ts
 from hindsight_core.errors import InvalidInputError, UnknownNamespaceError
-from hindsight_core.facets import Facet
 from hindsight_core.progress import Progress, track
 from hindsight_core.transcripts import check_transcript_key
 from hindsight_core.types import Edge, Memory, Status
 from hindsight_core.validation import check_json, check_namespace
-from hindsight_core.write.outbox import SYNC, TARGETS
+
+if TYPE_CHECKING:
+    from hindsight_core.context import EngineContext
 
 #: The ``format`` of an export's header record; ``version`` grows when the records change.
 EXPORT_FORMAT = "hindsight-export"
@@ -39,7 +38,11 @@ class ImportReport(BaseModel):
     skipped_ids: list[str] = Field(default_factory=list)
 
 
-class PortabilityMixin(Facet):
+class PortabilityService:
+    def __init__(self, ctx: EngineContext) -> None:
+        self.ctx = ctx
+        self.store = ctx.store
+
     def export_namespace(self, namespace: str) -> Iterator[dict[str, Any]]:
         """The namespace as JSON-ready records, header first; write one per line (JSONL).
 
@@ -53,7 +56,7 @@ class PortabilityMixin(Facet):
         consolidated = self.store.consolidated_of(namespace)
         records: list[dict[str, Any]] = [
             {"type": "header", "format": EXPORT_FORMAT, "version": EXPORT_VERSION, "namespace": namespace,
-             "exported_at": self.now().isoformat(), "embedder": self.embedder.name}
+             "exported_at": self.ctx.now().isoformat(), "embedder": self.ctx.embedder.name}
         ]
         records += [{"type": "memory", "memory": m.model_dump(mode="json")} for m in memories]
         records += [{"type": "edge", "edge": e.model_dump(mode="json")} for e in edges]
@@ -145,49 +148,27 @@ class PortabilityMixin(Facet):
             fresh.append(m)
         report = ImportReport(namespace=target, skipped=len(skipped), skipped_ids=skipped, edges=len(edges))
         stored = (set(ids) - set(skipped)) | set(present)
-        now = to_ts(self.now())
-        with self.store.transaction() as tx:
+        indexed = [m for m in fresh if m.indexed and m.status == Status.ACTIVE]
+        # Applied below in batches, so a progress bar can count them.
+        with self.ctx.changes(apply="later") as ch:
             if fresh:
-                tx.insert_memories(fresh)
-            tx.add_edges([e for e in edges if e.src in stored and e.dst in stored])
+                ch.tx.insert_memories(fresh)
+            ch.add_edges([e for e in edges if e.src in stored and e.dst in stored])
             for key, created, updated, encoded in transcripts:
-                if tx.put_transcript(target, key, created, updated, encoded):
+                if ch.tx.put_transcript(target, key, created, updated, encoded):
                     report.transcripts += 1
                 else:
                     report.skipped_transcripts += 1
-            tx.mark_consolidated(target, [(mid, at) for mid, at in consolidated if mid in stored])
-            tx.enqueue(
-                [
-                    (m.id, target, m.layer.value, t, SYNC)
-                    for m in fresh
-                    if m.indexed and m.status == Status.ACTIVE
-                    for t in TARGETS
-                ],
-                now,
-            )
+            ch.tx.mark_consolidated(target, [(mid, at) for mid, at in consolidated if mid in stored])
+            ch.sync(indexed)
         report.memories = len(fresh)
-        indexed = [m.id for m in fresh if m.indexed and m.status == Status.ACTIVE]
-        batch = self.config.write.batch_size
+        batch = self.ctx.config.write.batch_size
         with track(progress, len(indexed), f"index {target}", "memory") as bar:
             for start in range(0, len(indexed), batch):
-                chunk = indexed[start : start + batch]
-                self.outbox.apply(chunk)
+                chunk = [m.id for m in indexed[start : start + batch]]
+                self.ctx.outbox.apply(chunk)
                 bar.advance(len(chunk))
-        self._after_import(target)
         return report
 
-    def _after_import(self, namespace: str) -> None:
-        """Recall keeps a per-namespace snapshot; rows written behind its back must invalidate it."""
-        pipeline = getattr(self, "_recall_pipeline", None)
-        if pipeline is not None:
-            pipeline.corpora.invalidate(namespace)
 
-    async def aexport_namespace(self, namespace: str) -> list[dict[str, Any]]:
-        return await asyncio.to_thread(lambda: list(self.export_namespace(namespace)))
-
-    async def aimport_namespace(self, records: Iterable[Mapping[str, Any]], **kwargs: Any) -> ImportReport:
-        batch = list(records)
-        return await asyncio.to_thread(self.import_namespace, batch, **kwargs)
-
-
-__all__ = ["EXPORT_FORMAT", "EXPORT_VERSION", "ImportReport", "PortabilityMixin"]
+__all__ = ["EXPORT_FORMAT", "EXPORT_VERSION", "ImportReport", "PortabilityService"]

@@ -1,4 +1,4 @@
-"""The transcript facet of the engine: exact, durable, ordered logs of JSON entries per (namespace, key).
+"""The transcript service of the engine: exact, durable, ordered logs of JSON entries per (namespace, key).
 
 Memories are the engine's *interpretation* of a conversation: they are deduplicated, consolidated,
 superseded, cooled and archived. Framework adapters also need the conversation itself, verbatim and in
@@ -12,15 +12,16 @@ transaction: a read-modify-write from several processes cannot lose an update.""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hindsight_core.clock import to_ts
 from hindsight_core.errors import InvalidInputError
-from hindsight_core.facets import Facet
 from hindsight_core.validation import MAX_NAMESPACE_CHARS, check_json, check_namespace, check_text
+
+if TYPE_CHECKING:
+    from hindsight_core.context import Changes, EngineContext
 
 Entries = list[Any]
 
@@ -40,7 +41,11 @@ def _encode(entries: object) -> list[str]:
     return encoded
 
 
-class TranscriptMixin(Facet):
+class TranscriptService:
+    def __init__(self, ctx: EngineContext) -> None:
+        self.ctx = ctx
+        self.store = ctx.store
+
     def _read_raw(self, namespace: str, key: str) -> list[str] | None:
         if not self.store.query(
             "SELECT 1 FROM transcripts WHERE namespace = ? AND tkey = ?", (namespace, key)
@@ -82,7 +87,7 @@ class TranscriptMixin(Facet):
         key = check_transcript_key(key)
         if not callable(edit):
             raise InvalidInputError(f"edit must be a callable, got {type(edit).__name__}")
-        now = to_ts(self.now())
+        now = to_ts(self.ctx.now())
         with self.store.transaction() as tx:
             old = self._read_raw(namespace, key)
             new = edit(None if old is None else [json.loads(e) for e in old])
@@ -116,24 +121,14 @@ class TranscriptMixin(Facet):
                 )
         return [json.loads(e) for e in encoded]
 
-    def _holds_namespace(self, namespace: str) -> bool:
-        return super()._holds_namespace(namespace) or bool(
-            self.store.query("SELECT 1 FROM transcripts WHERE namespace = ? LIMIT 1", (namespace,))
-        )
+    def holds(self, namespace: str) -> bool:
+        """Whether the namespace has a transcript (a namespace with no memories is still known then)."""
+        return bool(self.store.query("SELECT 1 FROM transcripts WHERE namespace = ? LIMIT 1", (namespace,)))
 
-    def _forget_namespace_extra(self, namespace: str) -> None:
-        super()._forget_namespace_extra(namespace)
-        self.store.execute("DELETE FROM transcript_entries WHERE namespace = ?", (namespace,))
-        self.store.execute("DELETE FROM transcripts WHERE namespace = ?", (namespace,))
+    def purge(self, ch: Changes, namespace: str) -> None:
+        """Inside ``forget_namespace``'s unit of work: delete the namespace's transcripts."""
+        ch.tx.execute("DELETE FROM transcript_entries WHERE namespace = ?", (namespace,))
+        ch.tx.execute("DELETE FROM transcripts WHERE namespace = ?", (namespace,))
 
-    # -- async twins -----------------------------------------------------------------------------
-    async def atranscript(self, namespace: str, key: str) -> Entries | None:
-        return await asyncio.to_thread(self.transcript, namespace, key)
 
-    async def atranscript_keys(self, namespace: str) -> list[str]:
-        return await asyncio.to_thread(self.transcript_keys, namespace)
-
-    async def aedit_transcript(
-        self, namespace: str, key: str, edit: Callable[[Entries | None], Entries | None]
-    ) -> Entries | None:
-        return await asyncio.to_thread(self.edit_transcript, namespace, key, edit)
+__all__ = ["Entries", "TranscriptService", "check_transcript_key"]

@@ -83,7 +83,7 @@ class HindsightChatMessageHistory(BaseChatMessageHistory):
         self.engine.record("[chat history cleared]", self.namespace, **self._marker())  # type: ignore[arg-type]
 
     async def aclear(self) -> None:
-        await self.engine.arecord("[chat history cleared]", self.namespace, **self._marker())
+        await self.engine.arecord("[chat history cleared]", self.namespace, **self._marker())  # type: ignore[arg-type]
 
     def forget(self) -> int:
         """Delete every message of the session from the engine (explicit forgetting); returns how many."""

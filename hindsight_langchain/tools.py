@@ -76,7 +76,7 @@ def retain_tool(
         return f"Saved memory {memory.id}."
 
     async def asave_memory(content: str, importance: int = 3) -> str:
-        memory = await hs.arecord(content, namespace, **_args(importance))
+        memory = await hs.arecord(content, namespace, **_args(importance))  # type: ignore[arg-type]
         return f"Saved memory {memory.id}."
 
     return StructuredTool.from_function(

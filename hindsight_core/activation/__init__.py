@@ -1,4 +1,4 @@
-"""Activation: log-space keys that stay sorted while everything decays (DESIGN.md "Activation")."""
+"""Activation: log-space keys that stay sorted while everything decays (docs/architecture.md, "Activation")."""
 
 from hindsight_core.activation.base import ActivationIndex, activation_key
 

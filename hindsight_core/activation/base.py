@@ -1,27 +1,16 @@
-"""The activation index interface and the key it sorts by.
-
-``A(t) = A_ref · exp(-λ (t - t_ref))`` so ``ln A(t) = ln A_ref + λ t_ref - λ t``. The last term is the
-same for every memory of a layer at a given ``t``; sorting by ``key = ln A_ref + λ t_ref`` therefore
-equals sorting by ``A(now)`` at every ``now``. Keys change only when a memory is touched."""
+"""The activation index interface. The key it sorts by is defined with the rest of the activation
+model in :mod:`hindsight_core.activation.math` (re-exported here for the index implementations)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from typing import Protocol, runtime_checkable
 
-from hindsight_core.types import Activation
+from hindsight_core.activation.math import KEY_EPOCH
+from hindsight_core.activation.math import index_key as activation_key
+from hindsight_core.activation.math import log_from_key as log_activation_from_key
 
-#: Key times are measured from this epoch (2020-01-01 UTC) to keep ``λ·t`` small and precise.
-KEY_EPOCH = 1_577_836_800.0
-
-
-def activation_key(activation: Activation, rate: float) -> float:
-    return activation.log_base + rate * (activation.ref_time - KEY_EPOCH)
-
-
-def log_activation_from_key(key: float, rate: float, now: float) -> float:
-    """``ln A(now)`` back from a key."""
-    return key - rate * (now - KEY_EPOCH)
+__all__ = ["KEY_EPOCH", "ActivationIndex", "activation_key", "log_activation_from_key"]
 
 
 @runtime_checkable

@@ -1,4 +1,4 @@
-"""The lifecycle facet of the engine: consolidation ("hindsight" replay), procedures, decay and eviction.
+"""The lifecycle service of the engine: consolidation ("hindsight" replay), procedures, decay and eviction.
 
 ``consolidate`` replays unconsolidated episodes through an extractor (rules by default, or an LLM) in
 batches, and integrates what comes out (duplicates merged, conflicts superseded, see
@@ -8,23 +8,23 @@ them back."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import threading
 import time
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ulid import ULID
 
+from hindsight_core.activation import math as activation_math
 from hindsight_core.clock import aware, to_ts
 from hindsight_core.errors import ArchiveError, InvalidInputError, MemoryNotFoundError
-from hindsight_core.facets import Facet
 from hindsight_core.lifecycle import archive, jobs
-from hindsight_core.lifecycle.integrate import Integrator, procedure_content, reinforced
+from hindsight_core.lifecycle.integrate import Integrator, procedure_content
 from hindsight_core.lifecycle.schema import ExtractionContext, ExtractionError, ExtractionResult, Extractor
 from hindsight_core.lifecycle.types import ConsolidationReport, RestoreReport, SweepReport
 from hindsight_core.lifecycle.worker import ConsolidationWorker
@@ -32,30 +32,41 @@ from hindsight_core.progress import Progress, Tracker, track
 from hindsight_core.store import leases
 from hindsight_core.text.entities import extract_entities
 from hindsight_core.text.normalize import fingerprint, normalize
-from hindsight_core.types import PERSISTENT_LAYERS, Activation, Edge, EdgeKind, Kind, Layer, Memory, Status
+from hindsight_core.types import PERSISTENT_LAYERS, Edge, EdgeKind, Kind, Layer, Memory, Status
 from hindsight_core.validation import check_id, check_importance, check_namespace, check_session_id, check_text
-from hindsight_core.write.outbox import SYNC, TARGETS
 
 if TYPE_CHECKING:
+    from hindsight_core.context import Changes, EngineContext
     from hindsight_core.types import NamespaceStats
 
 log = logging.getLogger("hindsight.lifecycle")
 
 _DAY = 86_400.0
+
+
+@dataclass(frozen=True)
+class ArchivedErasure:
+    """An archived memory to erase: the archive file, its namespace, and every record id that goes."""
+
+    path: Path
+    namespace: str
+    ids: list[str]
 #: Metadata flag that keeps a memory out of eviction (it still decays in ranking).
 PINNED = "pinned"
 
 
-class LifecycleMixin(Facet):
-    extractor: Extractor
-    path: Path
+class LifecycleService:
+    """Consolidation, procedures, decay and eviction over the engine's context."""
 
-    # -- facet hooks -----------------------------------------------------------------------------
-    def _init_facets(
-        self, *, extractor: Extractor | None = None, background_consolidation: bool = True, **options: Any
+    def __init__(
+        self, ctx: EngineContext, *, extractor: Extractor | None = None, background_consolidation: bool = True
     ) -> None:
         """``extractor``: the consolidation extractor (default :class:`RuleExtractor`);
         ``background_consolidation=False`` turns the worker off (consolidate on demand only)."""
+        self.ctx = ctx
+        self.store = ctx.store
+        self.config = ctx.config
+        self.now = ctx.now
         if extractor is None:
             from hindsight_core.lifecycle.rules import RuleExtractor
 
@@ -66,7 +77,7 @@ class LifecycleMixin(Facet):
         if callable(configure):
             cfg = self.config.lifecycle
             configure(max_retries=cfg.llm_max_retries, calls_per_minute=cfg.llm_calls_per_minute)
-        self.extractor = extractor
+        self.extractor: Extractor = extractor
         self._background = bool(background_consolidation)
         # Re-entrant: ``_consolidate`` holds it while it takes the lease, the run itself takes it again.
         self._consolidation_lock = threading.RLock()
@@ -74,10 +85,10 @@ class LifecycleMixin(Facet):
         self._since_trigger: dict[tuple[str, str | None], int] = defaultdict(int)
         self._counter_lock = threading.Lock()
         self._worker = ConsolidationWorker(self._run_background)
-        super()._init_facets(**options)
 
-    def _on_recorded(self, namespace: str, memories: list[Memory]) -> None:
-        super()._on_recorded(namespace, memories)
+    # -- what the engine sequences around other services' writes ------------------------------------
+    def recorded(self, namespace: str, memories: list[Memory]) -> None:
+        """New episodes are durable and indexed: count them towards their session's consolidation."""
         every = self.config.lifecycle.consolidate_every
         if not self._background or every <= 0:
             return
@@ -94,21 +105,23 @@ class LifecycleMixin(Facet):
         for session in dict.fromkeys(due):
             self._worker.submit(namespace, session, "count")
 
-    def _forget_namespace_extra(self, namespace: str) -> None:
-        super()._forget_namespace_extra(namespace)
-        self.store.execute("DELETE FROM consolidation_jobs WHERE namespace = ?", (namespace,))
-        self.store.execute("DELETE FROM consolidated_episodes WHERE namespace = ?", (namespace,))
+    def purge(self, ch: Changes, namespace: str) -> None:
+        """Inside ``forget_namespace``'s unit of work: the namespace's jobs, bookkeeping and queued runs."""
+        ch.tx.execute("DELETE FROM consolidation_jobs WHERE namespace = ?", (namespace,))
+        ch.tx.execute("DELETE FROM consolidated_episodes WHERE namespace = ?", (namespace,))
         self._worker.discard(namespace)
         with self._counter_lock:
             for key in [k for k in self._since_trigger if k[0] == namespace]:
                 del self._since_trigger[key]
 
-    def _holds_namespace(self, namespace: str) -> bool:
-        return super()._holds_namespace(namespace) or bool(archive.existing(self._archive_root(), namespace))
+    def holds(self, namespace: str) -> bool:
+        """Whether the namespace has an archive file (a namespace with no memories is still known then)."""
+        return bool(archive.existing(self._archive_root(), namespace))
 
-    def _forget_archived(self, memory_id: str, namespace: str | None) -> bool:
-        """Erase an archived memory: its record (and those of archived memories distilled only from it)
-        leaves the archive file, and the store erases what it distilled from them, as ``forget`` does."""
+    def find_archived(self, memory_id: str, namespace: str | None) -> ArchivedErasure | None:
+        """What erasing an archived memory takes: its record and those of archived memories distilled
+        only from it. The engine erases them from the store's logs and provenance, as ``forget`` does,
+        then :meth:`drop_archived` removes the records from the file."""
         root = self._archive_root()
         if namespace is not None:
             paths = archive.existing(root, namespace)
@@ -130,30 +143,29 @@ class LifecycleMixin(Facet):
                 before = len(erased)
                 erased |= {m.id for m in records.values() if m.source_ids and set(m.source_ids) <= erased}
                 grown = len(erased) > before
-            self._erase(target.namespace, sorted(erased), archived=True)
-            archive.drop(path, erased)
-            return True
-        return super()._forget_archived(memory_id, namespace)
+            return ArchivedErasure(path, target.namespace, sorted(erased))
+        return None
 
-    def _after_forget_namespace(self, namespace: str) -> None:
+    def drop_archived(self, found: ArchivedErasure) -> None:
+        archive.drop(found.path, set(found.ids))
+
+    def after_purge(self, namespace: str) -> None:
         """The erase has committed: a file that cannot be removed is logged, never raised over it."""
-        super()._after_forget_namespace(namespace)
         for path in archive.existing(self._archive_root(), namespace):
             try:
                 path.unlink(missing_ok=True)
             except OSError as exc:
                 log.error("forget_namespace(%r): could not delete the archive %s: %s", namespace, path, exc)
 
-    def _extend_stats(self, namespace: str, stats: NamespaceStats) -> None:
-        super()._extend_stats(namespace, stats)
+    def extend_stats(self, namespace: str, stats: NamespaceStats) -> None:
         jobs.abandon(self.store, namespace, _lease_name(namespace), to_ts(self.now()))
         found = jobs.counts(self.store, namespace)
         found[jobs.PENDING] += self._worker.queued(namespace)
         stats.consolidation_jobs = found
 
-    def _close_facets(self) -> None:
+    def close(self) -> None:
+        """Stop the worker before the stores close."""
         self._worker.stop()
-        super()._close_facets()
 
     # -- consolidation ---------------------------------------------------------------------------
     def consolidate(
@@ -168,10 +180,6 @@ class LifecycleMixin(Facet):
         with track(progress, 0, f"consolidate {namespace}", "episode") as tracker:
             return self._consolidate(namespace, session, "manual", tracker)
 
-    async def aconsolidate(
-        self, namespace: str, session_id: str | None = None, *, progress: Progress = False
-    ) -> ConsolidationReport:
-        return await asyncio.to_thread(self.consolidate, namespace, session_id, progress=progress)
 
     def end_session(self, namespace: str, session_id: str) -> bool:
         """The session is over: consolidate it in the background (returns at once). Returns False when
@@ -184,15 +192,11 @@ class LifecycleMixin(Facet):
             self._since_trigger.pop((namespace, session), None)
         return self._worker.submit(namespace, session, "session_end")
 
-    async def aend_session(self, namespace: str, session_id: str) -> bool:
-        return await asyncio.to_thread(self.end_session, namespace, session_id)
 
     def wait_for_consolidation(self, timeout: float | None = 60.0) -> bool:
         """Block until the background worker has nothing queued or running; False on timeout."""
         return self._worker.wait_idle(timeout)
 
-    async def await_for_consolidation(self, timeout: float | None = 60.0) -> bool:
-        return await asyncio.to_thread(self.wait_for_consolidation, timeout)
 
     def _run_background(self, namespace: str, session_id: str | None, trigger: str) -> None:
         report = self._consolidate(namespace, session_id, trigger)
@@ -284,7 +288,7 @@ class LifecycleMixin(Facet):
                     report=report.model_dump(mode="json"),
                 )
                 return report
-            integrator = Integrator(self, namespace)
+            integrator = Integrator(self.ctx, self.extractor.name, namespace)
             size = self.config.lifecycle.batch_episodes
             by_session: dict[str | None, list[Memory]] = defaultdict(list)
             for e in episodes:
@@ -397,7 +401,9 @@ class LifecycleMixin(Facet):
             created_at=now,
             updated_at=now,
             importance=level,
-            activation=Activation(log_base=act.initial_log + act.importance_weight * (level - 3), ref_time=ts),
+            activation=activation_math.initial(
+                level, ts, initial_log=act.initial_log, importance_weight=act.importance_weight
+            ),
             entities=extract_entities(content),
             fingerprint=fp,
             metadata={
@@ -412,20 +418,12 @@ class LifecycleMixin(Facet):
             m.model_copy(update={"status": Status.SUPERSEDED, "superseded_by": memory.id, "updated_at": now})
             for m in same_trigger
         ]
-        with self.store.transaction() as tx:
-            tx.insert_memories([memory])
-            for m in replaced:
-                tx.update_memory(m)
-            tx.add_edges([Edge(src=memory.id, dst=m.id, kind=EdgeKind.SUPERSEDES, created_at=now) for m in replaced])
-            tx.enqueue(
-                [(m.id, namespace, Layer.PROCEDURAL.value, t, SYNC) for m in [memory, *replaced] for t in TARGETS],
-                ts,
-            )
-        self.outbox.apply([memory.id, *(m.id for m in replaced)])
+        with self.ctx.changes() as ch:
+            ch.insert([memory])
+            ch.update(replaced)
+            ch.add_edges([Edge(src=memory.id, dst=m.id, kind=EdgeKind.SUPERSEDES, created_at=now) for m in replaced])
         return memory
 
-    async def aadd_procedure(self, trigger: str, steps: Sequence[str], namespace: str, **kwargs: Any) -> Memory:
-        return await asyncio.to_thread(self.add_procedure, trigger, steps, namespace, **kwargs)
 
     def feedback(self, memory_id: str, success: bool, *, namespace: str | None = None) -> Memory:
         """Report whether following a procedure worked: confidence moves towards 1 or 0; a success also
@@ -453,7 +451,7 @@ class LifecycleMixin(Facet):
         meta[counter] = int(meta.get(counter, 0)) + 1
         update: dict[str, Any] = {"metadata": meta, "updated_at": now}
         if success:
-            update["activation"] = reinforced(
+            update["activation"] = activation_math.reinforced(
                 memory.activation,
                 self.config.activation.rate(memory.layer),
                 ts,
@@ -464,29 +462,24 @@ class LifecycleMixin(Facet):
         elif memory.status == Status.COLD and confidence >= cfg.procedure_min_confidence:
             update["status"] = Status.ACTIVE
         updated = memory.model_copy(update=update)
-        self._write([updated], ts)
+        self._write([updated])
         return updated
 
-    async def afeedback(self, memory_id: str, success: bool, **kwargs: Any) -> Memory:
-        return await asyncio.to_thread(self.feedback, memory_id, success, **kwargs)
 
     # -- decay and eviction ----------------------------------------------------------------------
     def _archive_root(self) -> Path:
-        return Path(self.path) / self.config.lifecycle.archive_dir
+        return Path(self.ctx.path) / self.config.lifecycle.archive_dir
 
     def archive_path(self, namespace: str) -> Path:
         """Where ``sweep`` archives this namespace's memories (the file may not exist yet): a digest of
         the namespace, or the name an older version gave the file until the next sweep renames it."""
         return archive.locate(self._archive_root(), check_namespace(namespace))
 
-    def _write(self, memories: Sequence[Memory], ts: float) -> None:
+    def _write(self, memories: Sequence[Memory]) -> None:
         if not memories:
             return
-        with self.store.transaction() as tx:
-            for m in memories:
-                tx.update_memory(m)
-            tx.enqueue([(m.id, m.namespace, m.layer.value, t, SYNC) for m in memories for t in TARGETS], ts)
-        self.outbox.apply([m.id for m in memories])
+        with self.ctx.changes() as ch:
+            ch.update(memories)
 
     def sweep(
         self, now: datetime | None = None, *, namespace: str | None = None, dry_run: bool = False,
@@ -550,7 +543,7 @@ class LifecycleMixin(Facet):
                 if m.id not in seen and not m.metadata.get(PINNED):
                     cooled.append(m.model_copy(update={"status": Status.COLD, "updated_at": when}))
         if not dry_run:
-            self._write(cooled, ts)
+            self._write(cooled)
         report.cooled = len(cooled) - report.expired
         report.cooled_ids = [m.id for m in cooled]
         tracker.advance()
@@ -582,21 +575,14 @@ class LifecycleMixin(Facet):
                 report.not_archived += len(ids)
                 tracker.advance()
                 continue
-            with self.store.transaction() as tx:
-                tx.delete_memories(ids)
-                tx.enqueue([(m.id, space, m.layer.value, t, SYNC) for m in memories for t in TARGETS], ts)
-            self.outbox.apply(ids)
+            with self.ctx.changes() as ch:
+                ch.delete(memories)
             report.archives[space] = str(path)
             report.archived += len(ids)
             report.archived_ids += ids
             tracker.advance()
         return report
 
-    async def asweep(
-        self, now: datetime | None = None, *, namespace: str | None = None, dry_run: bool = False,
-        progress: Progress = False,
-    ) -> SweepReport:
-        return await asyncio.to_thread(self.sweep, now, namespace=namespace, dry_run=dry_run, progress=progress)
 
     def restore(self, archive_path: str | Path) -> RestoreReport:
         """Bring an archive's memories back as active (fresh activation). Memories already in the store
@@ -631,9 +617,8 @@ class LifecycleMixin(Facet):
                     "status": Status.ACTIVE,
                     "updated_at": now,
                     "expires_at": expires,
-                    "activation": Activation(
-                        log_base=act.initial_log + act.importance_weight * (memory.importance - 3),
-                        ref_time=ts,
+                    "activation": activation_math.initial(
+                        memory.importance, ts, initial_log=act.initial_log, importance_weight=act.importance_weight
                     ),
                     "metadata": {
                         k: v
@@ -647,24 +632,16 @@ class LifecycleMixin(Facet):
         report.skipped = len(records) - len(chosen)
         if not chosen:
             return report
-        with self.store.transaction() as tx:
-            tx.insert_memories([m for m, _ in chosen], [e for _, e in chosen])
-            if edges:
-                tx.add_edges(edges)
-            tx.enqueue(
-                [(m.id, m.namespace, m.layer.value, t, SYNC) for m, _ in chosen if m.indexed for t in TARGETS],
-                ts,
-            )
-        self.outbox.apply([m.id for m, _ in chosen])
+        with self.ctx.changes() as ch:
+            ch.insert([m for m, _ in chosen], [e for _, e in chosen])
+            ch.add_edges(edges)
         report.restored = len(chosen)
         return report
 
-    async def arestore(self, archive_path: str | Path) -> RestoreReport:
-        return await asyncio.to_thread(self.restore, archive_path)
 
 
 def _lease_name(namespace: str) -> str:
     return f"consolidate:{namespace}"
 
 
-__all__ = ["ConsolidationReport", "LifecycleMixin", "RestoreReport", "SweepReport"]
+__all__ = ["ArchivedErasure", "ConsolidationReport", "LifecycleService", "RestoreReport", "SweepReport"]

@@ -1,4 +1,4 @@
-"""Integration of extracted memories into a namespace (DESIGN.md "Lifecycle", consolidate).
+"""Integration of extracted memories into a namespace (docs/architecture.md, "Lifecycle").
 
 For each extracted memory, in order: exact duplicate (same fingerprint) or same slot and value →
 reinforce the existing memory and add the new sources; same exclusive slot with a new value, an explicit
@@ -9,7 +9,6 @@ one transaction, so a batch is either integrated whole or not at all."""
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -19,31 +18,22 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from ulid import ULID
 
+from hindsight_core.activation import math as activation_math
+from hindsight_core.activation.math import reinforced, scaled
 from hindsight_core.clock import to_ts
 from hindsight_core.lifecycle.schema import ExtractedMemory
 from hindsight_core.text.entities import extract_entities
 from hindsight_core.text.normalize import fingerprint, normalize
-from hindsight_core.types import Activation, Edge, EdgeKind, Kind, Layer, Memory, Status
-from hindsight_core.write.outbox import ACTIVATION, SYNC, TARGETS
+from hindsight_core.types import Edge, EdgeKind, Kind, Layer, Memory, Status
+from hindsight_core.write.outbox import ACTIVATION, TARGETS
 
 if TYPE_CHECKING:
-    from hindsight_core.lifecycle.api import LifecycleMixin
+    from hindsight_core.context import EngineContext
     from hindsight_core.store.sql import RelationalStore
 
 
 def procedure_content(trigger: str, steps: Sequence[str]) -> str:
     return f"{trigger.strip()} → " + " ".join(f"{i}. {s.strip()}" for i, s in enumerate(steps, 1))
-
-
-def scaled(activation: Activation, factor: float) -> Activation:
-    """``A(t) × factor`` at every ``t``: in log space, a shift of ``log_base`` (idle time unchanged)."""
-    return Activation(log_base=activation.log_base + math.log(factor), ref_time=activation.ref_time)
-
-
-def reinforced(activation: Activation, rate: float, now: float, weight: float) -> Activation:
-    """``A_ref <- A(now) + weight``, ``t_ref <- now`` (DESIGN.md, reinforcement)."""
-    current = activation.log_at(now, rate)
-    return Activation(log_base=float(np.logaddexp(current, math.log(weight))) if weight > 0 else current, ref_time=now)
 
 
 @dataclass
@@ -66,11 +56,12 @@ class Integrator:
     """State of one consolidation run over a namespace: the active semantic and procedural memories
     (the *pool*), who cites which episode, and their vectors."""
 
-    def __init__(self, engine: LifecycleMixin, namespace: str) -> None:
-        self.engine = engine
+    def __init__(self, ctx: EngineContext, extractor_name: str, namespace: str) -> None:
+        self.ctx = ctx
+        self.extractor_name = extractor_name
         self.namespace = namespace
-        self.config = engine.config.lifecycle
-        rows = engine.store.select(
+        self.config = ctx.config.lifecycle
+        rows = ctx.store.select(
             "namespace = ? AND layer IN (?, ?) AND status = ?",
             (namespace, Layer.SEMANTIC.value, Layer.PROCEDURAL.value, Status.ACTIVE.value),
         )
@@ -91,18 +82,18 @@ class Integrator:
         dominates for the few short memories a batch yields)."""
         missing = list(dict.fromkeys(c for c in map(self._content, items) if c not in self._embedded))
         if missing:
-            vectors = self.engine.embedder.embed_documents(missing)
+            vectors = self.ctx.embedder.embed_documents(missing)
             for content, vector in zip(missing, vectors, strict=True):
                 self._embedded[content] = np.asarray(vector, dtype=np.float32)
 
     def _pool_vectors(self) -> dict[str, np.ndarray]:
         if self._vectors is None:
             indexed = [m for m in self.pool.values() if m.indexed]
-            self._vectors = dict(self.engine.outbox.vectors_for(indexed)) if indexed else {}
+            self._vectors = dict(self.ctx.outbox.vectors_for(indexed)) if indexed else {}
         return self._vectors
 
     def _rate(self, layer: Layer) -> float:
-        return self.engine.config.activation.rate(layer)
+        return self.ctx.config.activation.rate(layer)
 
     def _current(self, plan: BatchPlan, memory_id: str) -> Memory | None:
         return plan.new.get(memory_id) or plan.updated.get(memory_id) or self.pool.get(memory_id)
@@ -200,8 +191,8 @@ class Integrator:
         # 4. a new memory
         occurred = max(e.occurred_at for e in cited)
         level = item.importance
-        act = self.engine.config.activation
-        metadata: dict[str, Any] = {"extractor": self.engine.extractor.name, "mentions": 1}
+        act = self.ctx.config.activation
+        metadata: dict[str, Any] = {"extractor": self.extractor_name, "mentions": 1}
         if item.slot:
             metadata.update(slot=item.slot, value=item.value)
         if item.kind == "procedure":
@@ -222,9 +213,8 @@ class Integrator:
             created_at=now,
             updated_at=now,
             importance=level,
-            activation=Activation(
-                log_base=act.initial_log + act.importance_weight * (level - 3),
-                ref_time=min(to_ts(occurred), ts),
+            activation=activation_math.initial(
+                level, min(to_ts(occurred), ts), initial_log=act.initial_log, importance_weight=act.importance_weight
             ),
             source_ids=sources,
             entities=list(dict.fromkeys([*item.entities, *extract_entities(content)]))[:12],
@@ -253,7 +243,7 @@ class Integrator:
             wanted = normalize(item.change_from)
             return [p for p in same if wanted and (wanted in normalize(str(p.metadata.get("value", ""))))]
         values = [str(p.metadata.get("value", "")) for p in same]
-        vectors = self.engine.embedder.embed_documents([item.value or "", *values])
+        vectors = self.ctx.embedder.embed_documents([item.value or "", *values])
         similarities = vectors[1:] @ vectors[0]
         return [same[int(np.argmax(similarities))]]
 
@@ -319,7 +309,7 @@ class Integrator:
         if not stale:
             return
         known = {
-            **self.engine.store.get_many_in(self.namespace, (s for s in stale if s not in plan.updated)),
+            **self.ctx.store.get_many_in(self.namespace, (s for s in stale if s not in plan.updated)),
             **{s: plan.updated[s] for s in stale if s in plan.updated},
         }
         for source in stale:
@@ -343,20 +333,18 @@ class Integrator:
 
     # -- write -----------------------------------------------------------------------------------
     def commit(self, plan: BatchPlan, job_id: int | None, now: datetime) -> None:
-        store = self.engine.store
         ts = to_ts(now)
-        ids = [*plan.new, *plan.updated]
-        with store.transaction() as tx:
-            if self._drop_erased(plan, tx):
-                ids = [*plan.new, *plan.updated]
+        with self.ctx.changes() as ch:
+            tx = ch.tx
+            self._drop_erased(plan, tx)
+            ids = [*plan.new, *plan.updated]
             if plan.new:
                 tx.insert_memories(list(plan.new.values()))
             for m in plan.updated.values():
                 tx.update_memory(m)
-            if plan.edges:
-                tx.add_edges(plan.edges)
+            ch.add_edges(plan.edges)
             if plan.vectors:
-                tx.put_embeddings(self.engine.embedder.name, plan.vectors)
+                tx.put_embeddings(self.ctx.embedder.name, plan.vectors)
             if plan.consolidated:
                 tx.execute(
                     "INSERT INTO consolidated_episodes(memory_id, namespace, job_id, consolidated_at) VALUES "
@@ -364,15 +352,10 @@ class Integrator:
                     + " ON CONFLICT(memory_id) DO NOTHING",
                     [x for mid in plan.consolidated for x in (mid, self.namespace, job_id, ts)],
                 )
-            tx.enqueue(
-                [
-                    (mid, self.namespace, self._layer_of(plan, mid), t, SYNC)
-                    for mid in ids
-                    for t in (TARGETS if mid in plan.vector_sync else (ACTIVATION,))
-                ],
-                ts,
-            )
-        self.engine.outbox.apply(ids)
+            # a memory whose vector entry does not change (reinforced, scaled) needs its activation key only
+            for mid in ids:
+                targets = TARGETS if mid in plan.vector_sync else (ACTIVATION,)
+                ch.sync_ids([(mid, self.namespace, self._layer_of(plan, mid))], targets)
 
     def _drop_erased(self, plan: BatchPlan, tx: RelationalStore) -> bool:
         """Take out of ``plan`` what was erased (``forget``) while the batch was being extracted: the

@@ -1,20 +1,19 @@
-"""The recall facet of the engine (``Hindsight.recall``)."""
+"""The recall service of the engine (``Hindsight.recall``): input checks, then the pipeline."""
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from hindsight_core.clock import aware
 from hindsight_core.errors import InvalidInputError
-from hindsight_core.facets import Facet
-from hindsight_core.types import PERSISTENT_LAYERS, Layer, Memory, NamespaceStats
+from hindsight_core.types import PERSISTENT_LAYERS, Layer, NamespaceStats
 from hindsight_core.validation import check_layer, check_namespace, check_session_id, check_text
 
 if TYPE_CHECKING:
+    from hindsight_core.context import Changes, EngineContext
     from hindsight_core.recall.pipeline import RecallPipeline
     from hindsight_core.recall.rerank import Reranker
     from hindsight_core.recall.types import RecallResult
@@ -48,29 +47,31 @@ def _check_positive(value: object, what: str, limit: int) -> int:
     return value
 
 
-class RecallMixin(Facet):
-    _recall_pipeline: RecallPipeline | None
-    _recall_reranker: Reranker | str | None
+class RecallService:
+    """Recall over the engine's context. The pipeline (and its models) is built on first use, so an
+    engine that only writes never loads a reranker."""
 
-    def _init_facets(self, **options: Any) -> None:
-        self._recall_reranker = options.pop("reranker", None)
-        self._recall_pipeline = None
-        self._recall_lock = threading.Lock()
-        super()._init_facets(**options)
+    def __init__(self, ctx: EngineContext, reranker: Reranker | str | None = None) -> None:
+        self.ctx = ctx
+        self._reranker = reranker
+        #: The pipeline once built (``None`` before the first recall and after close).
+        self.built: RecallPipeline | None = None
+        self._lock = threading.Lock()
 
     def _pipeline(self) -> RecallPipeline:
-        with self._recall_lock:
-            if self._recall_pipeline is None:
+        with self._lock:
+            if self.built is None:
                 from hindsight_core.recall.pipeline import RecallPipeline
                 from hindsight_core.recall.rerank import resolve_reranker
 
-                self._recall_pipeline = RecallPipeline(
-                    store=self.store, vectors=self.vectors, activation=self.activation, embedder=self.embedder,
-                    tokens=self.tokens, config=self.config, outbox=self.outbox,
-                    reranker=resolve_reranker(self._recall_reranker or self.config.recall.reranker),
-                    now=self.now,
+                ctx = self.ctx
+                self.built = RecallPipeline(
+                    store=ctx.store, vectors=ctx.vectors, activation=ctx.activation, embedder=ctx.embedder,
+                    tokens=ctx.tokens, config=ctx.config, outbox=ctx.outbox,
+                    reranker=resolve_reranker(self._reranker or ctx.config.recall.reranker),
+                    now=ctx.now,
                 )
-            return self._recall_pipeline
+            return self.built
 
     def recall(
         self,
@@ -86,23 +87,16 @@ class RecallMixin(Facet):
         explain: bool = False,
         track: bool = True,
     ) -> RecallResult:
-        """The memories worth injecting for ``query``, ranked and packed into ``budget_tokens``.
-
-        An irrelevant query returns no hits (``to_prompt()`` is then ""), a namespace with no memories
-        an empty result; malformed input raises :class:`InvalidInputError` before anything runs.
-        ``explain=True`` fills ``result.trace`` with every stage's view (an inspector's question "why
-        this memory?"); ``track=False`` writes no recall log and reinforces nothing, so a look at what
-        recall would inject leaves the memory as it was."""
         text = check_text(query, what="query", max_chars=MAX_QUERY_CHARS)
         namespace = check_namespace(namespace)
         session = check_session_id(session_id)
-        cfg = self.config.recall
+        cfg = self.ctx.config.recall
         k_ = _check_positive(cfg.default_k if k is None else k, "k", MAX_K)
         budget = _check_positive(
             cfg.default_budget_tokens if budget_tokens is None else budget_tokens, "budget_tokens", 1_000_000
         )
         searched = check_layers(layers)
-        when = self.now() if now is None else aware(now, what="now")
+        when = self.ctx.now() if now is None else aware(now, what="now")
         for flag, value in (("include_cold", include_cold), ("explain", explain), ("track", track)):
             if not isinstance(value, bool):
                 raise InvalidInputError(f"{flag} must be a bool")
@@ -111,47 +105,47 @@ class RecallMixin(Facet):
             include_cold=include_cold, explain=explain, track=track,
         )
 
-    async def arecall(self, query: str, namespace: str, **kwargs: Any) -> RecallResult:
-        return await asyncio.to_thread(self.recall, query, namespace, **kwargs)
-
-    def flush_recall_log(self) -> int:
+    def flush_log(self) -> int:
         """Write buffered recall-log rows and reinforcements now; returns how many memories were reinforced."""
-        pipeline = self._recall_pipeline
+        pipeline = self.built
         if pipeline is None:
             return 0
         pipeline.drain()
         return pipeline.recorder.flush()
 
-    # -- facet hooks -----------------------------------------------------------------------------
-    def _on_recorded(self, namespace: str, memories: list[Memory]) -> None:
-        super()._on_recorded(namespace, memories)
+    # -- what the engine sequences around other services' writes ------------------------------------
+    def invalidate(self, namespace: str) -> None:
+        """Rows written behind the pipeline's back (an import): its namespace snapshot is stale."""
+        if self.built is not None:
+            self.built.corpora.invalidate(namespace)
 
-    def _forget_namespace_extra(self, namespace: str) -> None:
-        super()._forget_namespace_extra(namespace)
-        if self._recall_pipeline is not None:
-            self._recall_pipeline.recorder.drop_namespace(namespace)
-            self._recall_pipeline.corpora.invalidate(namespace)
-        self.store.execute("DELETE FROM recall_log WHERE namespace = ?", (namespace,))
-        self.store.execute("DELETE FROM recall_injected WHERE namespace = ?", (namespace,))
+    def discard_memories(self, namespace: str, ids: list[str]) -> None:
+        """Erased memories: drop what is buffered of them (inside the erase's unit of work)."""
+        if self.built is not None:
+            self.built.recorder.drop_memories(ids)
+            self.built.corpora.invalidate(namespace)
 
-    def _forget_memories_extra(self, namespace: str, ids: list[str]) -> None:
-        super()._forget_memories_extra(namespace, ids)
-        if self._recall_pipeline is not None:
-            self._recall_pipeline.recorder.drop_memories(ids)
-            self._recall_pipeline.corpora.invalidate(namespace)
+    def purge(self, ch: Changes, namespace: str) -> None:
+        """A namespace is erased: drop its buffered log and snapshot, and its log rows."""
+        if self.built is not None:
+            self.built.recorder.drop_namespace(namespace)
+            self.built.corpora.invalidate(namespace)
+        ch.tx.execute("DELETE FROM recall_log WHERE namespace = ?", (namespace,))
+        ch.tx.execute("DELETE FROM recall_injected WHERE namespace = ?", (namespace,))
 
-    def _extend_stats(self, namespace: str, stats: NamespaceStats) -> None:
-        super()._extend_stats(namespace, stats)
+    def extend_stats(self, namespace: str, stats: NamespaceStats) -> None:
         from hindsight_core.recall.log import health
 
-        self.flush_recall_log()
-        health(self.store, namespace, stats)
+        self.flush_log()
+        health(self.ctx.store, namespace, stats)
 
-    def _close_facets(self) -> None:
-        pipeline = self._recall_pipeline
+    def close(self) -> None:
+        pipeline = self.built
         if pipeline is not None:
             try:
                 pipeline.close()
             finally:
-                self._recall_pipeline = None
-        super()._close_facets()
+                self.built = None
+
+
+__all__ = ["MAX_K", "MAX_QUERY_CHARS", "RecallService", "check_layers"]

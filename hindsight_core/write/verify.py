@@ -18,7 +18,7 @@ collection is dropped and rebuilt for every namespace."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -26,7 +26,7 @@ import numpy as np
 from hindsight_core.store.sql import RelationalStore
 from hindsight_core.types import PERSISTENT_LAYERS, Status
 from hindsight_core.vectors.base import VectorIndex
-from hindsight_core.write.outbox import SYNC, VECTOR, ApplyReport, OutboxApplier
+from hindsight_core.write.outbox import VECTOR, ApplyReport
 
 log = logging.getLogger("hindsight.verify")
 
@@ -98,19 +98,17 @@ def _samples(store: RelationalStore, embedder_name: str, namespace: str, layer: 
     return store.get_embeddings(embedder_name, list(dict.fromkeys(ids))[:size])
 
 
-def _resync(store: RelationalStore, outbox: OutboxApplier, namespaces: list[str], layer: str, now: float,
-            report: ReconcileReport) -> None:
-    rows: list[tuple[str | None, str, str | None, str, str]] = [
-        (mid, ns, layer, VECTOR, SYNC) for ns in namespaces for mid in _active(store, ns, layer, "", None)
-    ]
-    with store.transaction() as tx:
-        tx.enqueue(rows, now)
-    report.absorb(outbox.apply(None, force=True))
+#: Rebuilds ``(namespaces, layer)`` from the store: queues a vector sync of every memory they should hold
+#: and applies it (the engine's unit of work; this module writes nothing itself).
+Resync = Callable[[list[str], str], ApplyReport]
 
 
-def verify_vectors(
-    store: RelationalStore, index: VectorIndex, outbox: OutboxApplier, embedder_name: str, now: float
-) -> ReconcileReport:
+def expected_ids(store: RelationalStore, namespace: str, layer: str) -> list[str]:
+    """Every memory the vector index should hold for ``namespace`` and ``layer``."""
+    return _active(store, namespace, layer, "", None)
+
+
+def verify_vectors(store: RelationalStore, index: VectorIndex, embedder_name: str, resync: Resync) -> ReconcileReport:
     """Probe every namespace and layer; rebuild what answers wrongly; report it."""
     report = ReconcileReport()
     namespaces = store.namespaces()
@@ -131,7 +129,7 @@ def verify_vectors(
                 continue
             try:
                 index.delete_namespace(layer, ns)
-                _resync(store, outbox, [ns], layer, now, report)
+                report.absorb(resync([ns], layer))
             except Exception as exc:
                 still[ns] = f"{why}; namespace rebuild failed: {type(exc).__name__}: {exc}"
                 continue
@@ -142,7 +140,7 @@ def verify_vectors(
         if still and callable(reset):
             log.warning("reconcile: rebuilding the whole %s vector collection", layer)
             reset(layer)
-            _resync(store, outbox, namespaces, layer, now, report)
+            report.absorb(resync(namespaces, layer))
             report.rebuilt[f"{layer}:*"] = "; ".join(f"{ns}: {why}" for ns, why in still.items())
             still = {ns: why for ns in still if (why := probe(index, layer, ns, samples[ns])) is not None}
         for ns, why in still.items():

@@ -186,7 +186,7 @@ def test_reinforcement_flushes_by_batch_size(engine: Hindsight) -> None:
         engine.recall("比亚迪的续航怎么样？", "user:b", k=1)
     assert engine.store.query("SELECT COUNT(*) FROM recall_log")[0][0] == 0
     engine.recall("比亚迪的续航怎么样？", "user:b", k=1)
-    pipeline = engine._recall_pipeline
+    pipeline = engine._recall.built
     assert pipeline is not None
     pipeline.drain()  # the batch is written off the caller's path
     assert engine.store.query("SELECT COUNT(*) FROM recall_log")[0][0] == 3

@@ -60,7 +60,7 @@ def test_configured_reranker_scores_the_top_candidates(reranking_engine: Hindsig
     assert res.hits
     reranked = [h for h in res.hits if "reranker" in h.reason]
     assert reranked and len(reranked) <= 4
-    pipeline = reranking_engine._recall_pipeline
+    pipeline = reranking_engine._recall.built
     assert pipeline is not None and isinstance(pipeline.reranker, FlagCrossEncoder)
 
 
