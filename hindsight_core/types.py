@@ -14,14 +14,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class Layer(StrEnum):
-    SENSORY = "sensory"
     WORKING = "working"
     EPISODIC = "episodic"
     SEMANTIC = "semantic"
     PROCEDURAL = "procedural"
 
 
-#: Layers whose memories are stored durably and indexed (sensory and working are views of episodes).
+#: Layers whose memories are stored durably and indexed (working memory is a view of episodes, and
+#: sensory memory, the last event recorded, is kept by the process: neither has rows of its own).
 PERSISTENT_LAYERS: tuple[Layer, ...] = (Layer.EPISODIC, Layer.SEMANTIC, Layer.PROCEDURAL)
 
 
@@ -32,20 +32,17 @@ class Kind(StrEnum):
     PREFERENCE = "preference"
     STATE = "state"
     PROCEDURE = "procedure"
-    SUMMARY = "summary"
 
 
 class Status(StrEnum):
     ACTIVE = "active"
     SUPERSEDED = "superseded"
     COLD = "cold"
-    ARCHIVED = "archived"
 
 
 class EdgeKind(StrEnum):
     SUPERSEDES = "supersedes"
     DERIVED_FROM = "derived_from"
-    RELATED = "related"
 
 
 class Activation(BaseModel):

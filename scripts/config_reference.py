@@ -68,9 +68,6 @@ ENGINE_OPTIONS: dict[str, str] = {
     "overrides `recall.reranker`.",
 }
 
-#: Options taken from ``**facets`` without a signature (popped by a facet's ``_init_facets``).
-UNSIGNED_FACET_OPTIONS: dict[str, str] = {"reranker": "None"}
-
 #: Descriptions of fields that carry no ``#:`` comment in the code (a field with neither fails the render).
 FIELD_NOTES: dict[str, str] = {
     "activation.half_life_days": "Half-life of activation per layer, in days; `null` for a layer that does not "
@@ -178,22 +175,13 @@ def section_table(name: str, model: type[BaseModel]) -> list[str]:
 
 
 def engine_parameters() -> dict[str, str]:
-    """The constructor's keyword options and their defaults: its own and those its facets accept."""
+    """The constructor's keyword options and their defaults (every option is in its signature)."""
     from hindsight_core import Hindsight
 
     options: dict[str, str] = {}
     for parameter in inspect.signature(Hindsight.__init__).parameters.values():
         if parameter.name != "self" and parameter.kind is not inspect.Parameter.VAR_KEYWORD:
             options[parameter.name] = repr(parameter.default)
-    for cls in Hindsight.__mro__:
-        init_facets = cls.__dict__.get("_init_facets")
-        if init_facets is None:
-            continue
-        for parameter in inspect.signature(init_facets).parameters.values():
-            if parameter.kind is inspect.Parameter.KEYWORD_ONLY:
-                options.setdefault(parameter.name, repr(parameter.default))
-    for option, default in UNSIGNED_FACET_OPTIONS.items():
-        options.setdefault(option, default)
     return options
 
 
@@ -241,7 +229,7 @@ def render() -> str:
         "```",
         "",
         "Sections are pydantic models (`hindsight_core.config.ActivationConfig`, `WriteConfig`, "
-        "`hindsight_core.recall.config.RecallConfig`, `hindsight_core.lifecycle.config.LifecycleConfig`); "
+        "`RecallConfig`, `LifecycleConfig`, all in `hindsight_core.config`); "
         "a value outside its allowed range raises pydantic's `ValidationError` when the config is built.",
         "",
         "## Environment variables",

@@ -1,1 +1,1 @@
-"""Consolidation, decay and eviction (DESIGN.md "Lifecycle")."""
+"""Consolidation, decay and eviction (docs/architecture.md, lifecycle)."""

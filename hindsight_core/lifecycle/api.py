@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tenacity import Retrying, retry_if_result, stop_after_delay, wait_fixed
 from ulid import ULID
 
 from hindsight_core.activation import math as activation_math
@@ -245,14 +245,15 @@ class LifecycleService:
                 leases.release(self.store, name, self._lease_owner)
 
     def _take_lease(self, name: str, wait_s: float) -> bool:
+        """Try for the lease every 0.1 s for up to ``wait_s`` (once when it is 0)."""
         duration = self.config.lifecycle.consolidation_lease_s
-        deadline = time.monotonic() + wait_s
-        while not leases.acquire(self.store, name, self._lease_owner, to_ts(self.now()), duration):
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return False
-            time.sleep(min(0.1, left))
-        return True
+        attempt = Retrying(
+            retry=retry_if_result(lambda taken: not taken),
+            stop=stop_after_delay(wait_s),
+            wait=wait_fixed(0.1),
+            retry_error_callback=lambda _: False,
+        )
+        return bool(attempt(lambda: leases.acquire(self.store, name, self._lease_owner, to_ts(self.now()), duration)))
 
     def _renew_lease(self, namespace: str, report: ConsolidationReport) -> bool:
         """Extend the namespace's lease; when it ran out and another process took the namespace over,

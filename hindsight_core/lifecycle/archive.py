@@ -1,4 +1,4 @@
-"""Eviction: hot → cold → JSONL archive, and back (DESIGN.md "Lifecycle", evict).
+"""Eviction: hot → cold → JSONL archive, and back (docs/architecture.md, lifecycle).
 
 An archive is one JSONL file per namespace under ``<data dir>/archive``, named by a digest of the
 namespace (a namespace may be longer than a file name can be); each record carries its namespace. Each

@@ -1,4 +1,4 @@
-"""Extractors turn a batch of episodes into atomic memories (DESIGN.md "Lifecycle", consolidate).
+"""Extractors turn a batch of episodes into atomic memories (docs/architecture.md, lifecycle).
 
 Two implementations behind one protocol: :class:`RuleExtractor` (offline default, English and Chinese
 patterns) and :class:`LLMExtractor` (any ``(prompt: str) -> str`` callable; its reply is validated

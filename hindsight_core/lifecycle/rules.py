@@ -320,7 +320,6 @@ _EN_RULES: list[_Rule] = [
 ]
 
 _HAS_CJK = re.compile(r"[\u4e00-\u9fff]")
-_FACT_GROUPS = frozenset({"name", "nickname", "home", "origin", "job", "work", "allergy", "budget", "deadline"})
 
 
 def _sentences(text: str) -> Iterator[str]:

@@ -1,1 +1,1 @@
-"""The read side: query analysis, channels, fusion, reranking, scoring, budget (DESIGN.md "Recall")."""
+"""The read side: query analysis, channels, fusion, reranking, scoring, budget (docs/architecture.md, read path)."""

@@ -1,4 +1,4 @@
-"""The recall pipeline: the stages of DESIGN.md "Recall", wired together.
+"""The recall pipeline: the read path's stages (docs/architecture.md), wired together.
 
 Every stage is a function in its own module; this one only moves data between them, runs the channels
 concurrently and keeps the per-engine state (namespace snapshots, background vectors, reranker)."""
