@@ -400,7 +400,7 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin, PortabilityMixin):
                     )
                     tx.update_memory(memory)
                     # The cached vector is keyed by memory id: left alone it would index the old text.
-                    tx.execute("DELETE FROM embeddings WHERE memory_id = ?", (memory.id,))
+                    tx.drop_embeddings([memory.id])
                     # Both targets, indexed or not: an item that stops being indexed must leave them.
                     tx.enqueue([(memory.id, namespace, layer, t, SYNC) for t in TARGETS], now)
                     return memory, False
@@ -524,16 +524,13 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin, PortabilityMixin):
     def forget_namespace(self, namespace: str) -> int:
         """Erase every memory of a namespace (tombstones stay, as for ``forget``); returns how many.
         Unknown namespaces raise."""
-        from hindsight_core.store.erase import tombstone
+        from hindsight_core.store.erase import purge_namespace
 
         namespace = check_namespace(namespace)
         if not (self.store.has_namespace(namespace) or self._holds_namespace(namespace)):
             raise UnknownNamespaceError(f"namespace {namespace!r} holds no memories")
         with self.store.transaction() as tx:
-            ids = [r[0] for r in tx.query("SELECT id FROM memories WHERE namespace = ?", (namespace,))]
-            tx.delete_memories(ids)
-            tombstone(tx, namespace, ids, to_ts(self.now()))
-            tx.execute("DELETE FROM outbox WHERE namespace = ? AND op = ?", (namespace, SYNC))
+            ids = purge_namespace(tx, namespace, to_ts(self.now()))
             tx.enqueue([(None, namespace, None, t, PURGE) for t in TARGETS], to_ts(self.now()))
             self._forget_namespace_extra(namespace)
         self._after_forget_namespace(namespace)
@@ -646,13 +643,7 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin, PortabilityMixin):
             if tracker is not None:
                 tracker.advance()
             for layer in PERSISTENT_LAYERS:
-                expected = {
-                    r[0]
-                    for r in self.store.query(
-                        "SELECT id FROM memories WHERE namespace = ? AND layer = ? AND status = ? AND indexed = 1",
-                        (namespace, layer.value, Status.ACTIVE.value),
-                    )
-                }
+                expected = set(self.store.indexed_ids(namespace, layer.value))
                 for target in targets:
                     if target == VECTOR:
                         held = self.vectors.ids(layer.value, namespace)
@@ -666,7 +657,6 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin, PortabilityMixin):
             namespace = check_namespace(namespace)
             if not self.store.has_namespace(namespace):
                 raise UnknownNamespaceError(f"namespace {namespace!r} holds no memories")
-        where, params = ("namespace = ?", [namespace]) if namespace else ("1=1", [])
         stats = Stats(outbox_pending=self.store.pending_count())
         parked = self.store.parked()
         stats.outbox_parked = len(parked)
@@ -674,11 +664,7 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin, PortabilityMixin):
             ParkedWork(memory_id=mid, target=target, op=op, attempts=attempts, error=error)
             for _, mid, target, op, attempts, error in parked[:100]
         ]
-        for ns, layer, status, indexed, count in self.store.query(
-            f"SELECT namespace, layer, status, indexed, COUNT(*) FROM memories WHERE {where} "
-            "GROUP BY namespace, layer, status, indexed",
-            params,
-        ):
+        for ns, layer, status, indexed, count in self.store.memory_counts(namespace):
             ns_stats = stats.namespaces.setdefault(ns, NamespaceStats())
             layer_stats = ns_stats.layers.setdefault(layer, LayerStats())
             layer_stats.by_status[status] = layer_stats.by_status.get(status, 0) + count
