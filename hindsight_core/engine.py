@@ -406,10 +406,9 @@ class Hindsight:
         if not (self._memories.has_namespace(namespace) or self._holds_namespace(namespace)):
             raise UnknownNamespaceError(f"namespace {namespace!r} holds no memories")
         with self._ctx.changes(apply="all") as ch:
-            count = self._memories.purge(ch, namespace)
-            self._transcripts.purge(ch, namespace)
-            self._lifecycle.purge(ch, namespace)
-            self._recall.purge(ch, namespace)
+            count = self._memories.purge(ch, namespace)  # every table of the namespace, transcripts included
+            self._lifecycle.purge(namespace)
+            self._recall.purge(namespace)
         self._lifecycle.after_purge(namespace)  # files cannot roll back with the database: after commit
         self._memories.drop_sensory(namespace=namespace)
         return count

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from hindsight_core.context import EngineContext, OutboxRow
 from hindsight_core.errors import BackendUnavailableError
 from hindsight_core.progress import Progress, Tracker, track
-from hindsight_core.types import PERSISTENT_LAYERS, Status
+from hindsight_core.types import PERSISTENT_LAYERS
 from hindsight_core.write.outbox import ACTIVATION, SYNC, TARGETS, VECTOR, ApplyReport
 from hindsight_core.write.verify import expected_ids, verify_vectors
 
@@ -113,13 +113,7 @@ class IndexMaintenance:
             if tracker is not None:
                 tracker.advance()
             for layer in PERSISTENT_LAYERS:
-                expected = {
-                    r[0]
-                    for r in store.query(
-                        "SELECT id FROM memories WHERE namespace = ? AND layer = ? AND status = ? AND indexed = 1",
-                        (namespace, layer.value, Status.ACTIVE.value),
-                    )
-                }
+                expected = set(store.indexed_ids(namespace, layer.value))
                 for target in targets:
                     if target == VECTOR:
                         held = self.ctx.vectors.ids(layer.value, namespace)

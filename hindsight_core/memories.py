@@ -11,7 +11,6 @@ import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from tenacity import retry, retry_if_exception_type, stop_after_attempt
 from ulid import ULID
@@ -20,7 +19,7 @@ from hindsight_core.activation import math as activation_math
 from hindsight_core.clock import aware, to_ts
 from hindsight_core.context import Changes, EngineContext
 from hindsight_core.errors import InvalidInputError, UnknownNamespaceError
-from hindsight_core.store.erase import closure, erase, tombstone
+from hindsight_core.store.erase import closure, erase, purge_namespace
 from hindsight_core.text.entities import extract_entities
 from hindsight_core.text.normalize import fingerprint
 from hindsight_core.text.salience import is_small_talk
@@ -47,7 +46,6 @@ from hindsight_core.validation import (
     check_session_id,
     check_text,
 )
-from hindsight_core.write.outbox import SYNC
 
 
 @dataclass(frozen=True)
@@ -311,12 +309,9 @@ class MemoryService:
         return gone
 
     def purge(self, ch: Changes, namespace: str) -> int:
-        """Erase every memory of ``namespace`` in the caller's unit of work (tombstones stay) and queue
-        the indexes' purge; returns how many."""
-        ids = [r[0] for r in ch.tx.query("SELECT id FROM memories WHERE namespace = ?", (namespace,))]
-        ch.tx.delete_memories(ids)
-        tombstone(ch.tx, namespace, ids, ch.ts)
-        ch.tx.execute("DELETE FROM outbox WHERE namespace = ? AND op = ?", (namespace, SYNC))
+        """Erase the namespace from every table in the caller's unit of work (tombstones stay) and queue
+        the indexes' purge; returns how many memories."""
+        ids = purge_namespace(ch.tx, namespace, ch.ts)
         ch.purge(namespace)
         return len(ids)
 
@@ -331,7 +326,6 @@ class MemoryService:
     def stats(self, namespace: str | None) -> Stats:
         """Counts per namespace, layer and status, and the outbox's state."""
         store = self.ctx.store
-        where, params = ("namespace = ?", [namespace]) if namespace else ("1=1", [])
         stats = Stats(outbox_pending=store.pending_count())
         parked = store.parked()
         stats.outbox_parked = len(parked)
@@ -339,12 +333,7 @@ class MemoryService:
             ParkedWork(memory_id=mid, target=target, op=op, attempts=attempts, error=error)
             for _, mid, target, op, attempts, error in parked[:100]
         ]
-        rows: list[Any] = store.query(
-            f"SELECT namespace, layer, status, indexed, COUNT(*) FROM memories WHERE {where} "
-            "GROUP BY namespace, layer, status, indexed",
-            params,
-        )
-        for ns, layer, status, indexed, count in rows:
+        for ns, layer, status, indexed, count in store.memory_counts(namespace):
             ns_stats = stats.namespaces.setdefault(ns, NamespaceStats())
             layer_stats = ns_stats.layers.setdefault(layer, LayerStats())
             layer_stats.by_status[status] = layer_stats.by_status.get(status, 0) + count

@@ -23,20 +23,20 @@ from ulid import ULID
 from hindsight_core.activation import math as activation_math
 from hindsight_core.clock import aware, to_ts
 from hindsight_core.errors import ArchiveError, InvalidInputError, MemoryNotFoundError
-from hindsight_core.lifecycle import archive, jobs
+from hindsight_core.lifecycle import archive
 from hindsight_core.lifecycle.integrate import Integrator, procedure_content
 from hindsight_core.lifecycle.schema import ExtractionContext, ExtractionError, ExtractionResult, Extractor
 from hindsight_core.lifecycle.types import ConsolidationReport, RestoreReport, SweepReport
 from hindsight_core.lifecycle.worker import ConsolidationWorker
 from hindsight_core.progress import Progress, Tracker, track
-from hindsight_core.store import leases
+from hindsight_core.store import jobs, leases
 from hindsight_core.text.entities import extract_entities
 from hindsight_core.text.normalize import fingerprint, normalize
 from hindsight_core.types import PERSISTENT_LAYERS, Edge, EdgeKind, Kind, Layer, Memory, Status
 from hindsight_core.validation import check_id, check_importance, check_namespace, check_session_id, check_text
 
 if TYPE_CHECKING:
-    from hindsight_core.context import Changes, EngineContext
+    from hindsight_core.context import EngineContext
     from hindsight_core.types import NamespaceStats
 
 log = logging.getLogger("hindsight.lifecycle")
@@ -105,10 +105,9 @@ class LifecycleService:
         for session in dict.fromkeys(due):
             self._worker.submit(namespace, session, "count")
 
-    def purge(self, ch: Changes, namespace: str) -> None:
-        """Inside ``forget_namespace``'s unit of work: the namespace's jobs, bookkeeping and queued runs."""
-        ch.tx.execute("DELETE FROM consolidation_jobs WHERE namespace = ?", (namespace,))
-        ch.tx.execute("DELETE FROM consolidated_episodes WHERE namespace = ?", (namespace,))
+    def purge(self, namespace: str) -> None:
+        """Inside ``forget_namespace``'s unit of work (whose store purge takes the job rows): drop the
+        namespace's queued runs and trigger counts."""
         self._worker.discard(namespace)
         with self._counter_lock:
             for key in [k for k in self._since_trigger if k[0] == namespace]:
@@ -206,21 +205,7 @@ class LifecycleService:
             log.info("consolidation of %s/%s skipped: %s", namespace, session_id, report.error)
 
     def _unconsolidated(self, namespace: str, session_id: str | None) -> list[Memory]:
-        where = (
-            "namespace = ? AND layer = ? AND status IN (?, ?) AND id NOT IN "
-            "(SELECT memory_id FROM consolidated_episodes WHERE namespace = ?)"
-        )
-        params: list[Any] = [
-            namespace,
-            Layer.EPISODIC.value,
-            Status.ACTIVE.value,
-            Status.COLD.value,
-            namespace,
-        ]
-        if session_id is not None:
-            where += " AND session_id = ?"
-            params.append(session_id)
-        return self.store.select(where, params, order="occurred_at, seq")
+        return jobs.unconsolidated(self.store, namespace, session_id)
 
     def _consolidate(
         self, namespace: str, session_id: str | None, trigger: str, tracker: Tracker | None = None

@@ -22,6 +22,7 @@ from hindsight_core.activation import math as activation_math
 from hindsight_core.activation.math import reinforced, scaled
 from hindsight_core.clock import to_ts
 from hindsight_core.lifecycle.schema import ExtractedMemory
+from hindsight_core.store import jobs
 from hindsight_core.text.entities import extract_entities
 from hindsight_core.text.normalize import fingerprint, normalize
 from hindsight_core.types import Edge, EdgeKind, Kind, Layer, Memory, Status
@@ -346,12 +347,7 @@ class Integrator:
             if plan.vectors:
                 tx.put_embeddings(self.ctx.embedder.name, plan.vectors)
             if plan.consolidated:
-                tx.execute(
-                    "INSERT INTO consolidated_episodes(memory_id, namespace, job_id, consolidated_at) VALUES "
-                    + ", ".join(["(?, ?, ?, ?)"] * len(plan.consolidated))
-                    + " ON CONFLICT(memory_id) DO NOTHING",
-                    [x for mid in plan.consolidated for x in (mid, self.namespace, job_id, ts)],
-                )
+                jobs.mark_consolidated(tx, self.namespace, plan.consolidated, job_id, ts)
             # a memory whose vector entry does not change (reinforced, scaled) needs its activation key only
             for mid in ids:
                 targets = TARGETS if mid in plan.vector_sync else (ACTIVATION,)

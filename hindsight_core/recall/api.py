@@ -13,7 +13,7 @@ from hindsight_core.types import PERSISTENT_LAYERS, Layer, NamespaceStats
 from hindsight_core.validation import check_layer, check_namespace, check_session_id, check_text
 
 if TYPE_CHECKING:
-    from hindsight_core.context import Changes, EngineContext
+    from hindsight_core.context import EngineContext
     from hindsight_core.recall.pipeline import RecallPipeline
     from hindsight_core.recall.rerank import Reranker
     from hindsight_core.recall.types import RecallResult
@@ -125,13 +125,12 @@ class RecallService:
             self.built.recorder.drop_memories(ids)
             self.built.corpora.invalidate(namespace)
 
-    def purge(self, ch: Changes, namespace: str) -> None:
-        """A namespace is erased: drop its buffered log and snapshot, and its log rows."""
+    def purge(self, namespace: str) -> None:
+        """A namespace is erased (inside the purge's unit of work, whose store purge takes its log rows):
+        drop its buffered log rows and its snapshot."""
         if self.built is not None:
             self.built.recorder.drop_namespace(namespace)
             self.built.corpora.invalidate(namespace)
-        ch.tx.execute("DELETE FROM recall_log WHERE namespace = ?", (namespace,))
-        ch.tx.execute("DELETE FROM recall_injected WHERE namespace = ?", (namespace,))
 
     def extend_stats(self, namespace: str, stats: NamespaceStats) -> None:
         from hindsight_core.recall.log import health

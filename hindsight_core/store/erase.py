@@ -75,6 +75,25 @@ def erase(tx: RelationalStore, namespace: str, ids: Sequence[str], rewritten: di
     tombstone(tx, namespace, ids, now)
 
 
+#: Tables with a ``namespace`` column that ``purge_namespace`` leaves alone: the tombstones are what an
+#: erase keeps on purpose.
+_KEPT_ON_PURGE = frozenset({"erased_memories"})
+
+
+def purge_namespace(tx: RelationalStore, namespace: str, now: float) -> list[str]:
+    """Delete every row of ``namespace`` from every table that has a ``namespace`` column (found in the
+    schema, so a new table is covered without being named here), the memory-keyed rows without one
+    (edges, embeddings) with its memories, and leave a tombstone per erased memory. Call inside the
+    ``forget_namespace`` transaction; the caller queues the index purges. Returns the erased ids."""
+    ids = tx.ids_in(namespace)
+    tx.delete_memories(ids)
+    for table in tx.tables_with_column("namespace"):
+        if table not in _KEPT_ON_PURGE:
+            tx.execute(f"DELETE FROM {table} WHERE namespace = ?", (namespace,))
+    tombstone(tx, namespace, ids, now)
+    return ids
+
+
 def tombstone(tx: RelationalStore, namespace: str, ids: Sequence[str], now: float) -> None:
     tx.executemany(
         "INSERT INTO erased_memories(memory_id, namespace, erased_at) VALUES (?, ?, ?) "

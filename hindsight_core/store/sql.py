@@ -174,6 +174,18 @@ class RelationalStore:
                 applied.append(name)
         return applied
 
+    def tables_with_column(self, column: str) -> list[str]:
+        """The tables of the schema that have ``column``, read from the database's own catalogue, so a
+        table added by a later migration is found without being listed anywhere."""
+        return [
+            r[0]
+            for r in self.query(
+                "SELECT m.name FROM sqlite_master AS m JOIN pragma_table_info(m.name) AS c "
+                "WHERE m.type = 'table' AND c.name = ? ORDER BY m.name",
+                (column,),
+            )
+        ]
+
     def dataset_id(self) -> str:
         """A random id created with the data set, the same for every process that opens it."""
         with self.transaction():
@@ -268,6 +280,105 @@ class RelationalStore:
             self.execute(f"DELETE FROM embeddings WHERE memory_id IN ({marks})", chunk)
             self.execute(f"DELETE FROM edges WHERE src IN ({marks}) OR dst IN ({marks})", chunk + chunk)
             self.execute(f"DELETE FROM memories WHERE id IN ({marks})", chunk)
+
+    def activations(self, ids: Sequence[str]) -> list[tuple[str, str, str, float, float]]:
+        """``(id, namespace, layer, act_log_base, act_ref_time)`` of the stored ones among ``ids``."""
+        found: list[tuple[str, str, str, float, float]] = []
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            marks = ", ".join("?" * len(chunk))
+            found += [
+                (r[0], r[1], r[2], float(r[3]), float(r[4]))
+                for r in self.query(
+                    f"SELECT id, namespace, layer, act_log_base, act_ref_time FROM memories WHERE id IN ({marks})",
+                    chunk,
+                )
+            ]
+        return found
+
+    def reinforce(self, rows: Sequence[tuple[float, float, int, str]]) -> None:
+        """New activations ``(act_log_base, act_ref_time, added accesses, id)``; call inside a transaction."""
+        self.executemany(
+            "UPDATE memories SET act_log_base = ?, act_ref_time = ?, access_count = access_count + ? WHERE id = ?",
+            rows,
+        )
+
+    def indexed_ids(self, namespace: str, layer: str, *, order: str = "seq", limit: int | None = None) -> list[str]:
+        """Ids of the active indexed memories of a namespace's layer — what its indexes should hold —
+        in write order (``order="seq"``), newest first (``"newest"``) or a random draw (``"random"``)."""
+        orders = {"seq": "seq", "newest": "id DESC", "random": "RANDOM()"}  # ULIDs sort by time
+        statement = (
+            "SELECT id FROM memories WHERE namespace = ? AND layer = ? AND status = ? AND indexed = 1 "
+            f"ORDER BY {orders[order]}"
+        )
+        params: list[Any] = [namespace, layer, Status.ACTIVE.value]
+        if limit is not None:
+            statement += " LIMIT ?"
+            params.append(int(limit))
+        return [r[0] for r in self.query(statement, params)]
+
+    def by_activation_key(
+        self, namespace: str, layer: str, rate: float, epoch: float, limit: int
+    ) -> list[tuple[str, float]]:
+        """``(id, key)`` of the ``limit`` active indexed memories of a layer with the highest activation
+        key ``act_log_base + rate * (act_ref_time - epoch)``: the activation index's order, computed from
+        the rows (the degraded activation channel)."""
+        return [
+            (r[0], float(r[1]))
+            for r in self.query(
+                "SELECT id, act_log_base + ? * (act_ref_time - ?) AS k FROM memories WHERE namespace = ? AND layer = ? "
+                "AND status = ? AND indexed = 1 ORDER BY k DESC, id DESC LIMIT ?",
+                (rate, epoch, namespace, layer, Status.ACTIVE.value, int(limit)),
+            )
+        ]
+
+    def _snapshot_where(self, statuses: Sequence[str], layers: Sequence[str]) -> str:
+        return (
+            f"namespace = ? AND indexed = 1 AND status IN ({', '.join('?' * len(statuses))}) "
+            f"AND layer IN ({', '.join('?' * len(layers))})"
+        )
+
+    def snapshot(self, namespace: str, statuses: Sequence[str], layers: Sequence[str]) -> list[Memory]:
+        """The namespace's indexed memories with one of ``statuses`` in ``layers``, in write order."""
+        return self.select(self._snapshot_where(statuses, layers), [namespace, *statuses, *layers], order="seq")
+
+    def snapshot_version(self, namespace: str, statuses: Sequence[str], layers: Sequence[str]) -> tuple[Any, ...]:
+        """``(count, last seq, last update)`` of what :meth:`snapshot` returns: changes when any of it does."""
+        where = self._snapshot_where(statuses, layers)
+        return tuple(self.query(
+            f"SELECT COUNT(*), MAX(seq), MAX(updated_at) FROM memories WHERE {where}", [namespace, *statuses, *layers]
+        )[0])
+
+    def has_status(self, namespace: str, status: str) -> bool:
+        """Whether any memory of the namespace has ``status``."""
+        rows = self.query("SELECT 1 FROM memories WHERE namespace = ? AND status = ? LIMIT 1", (namespace, status))
+        return bool(rows)
+
+    def memory_counts(self, namespace: str | None = None) -> list[tuple[str, str, str, bool, int]]:
+        """``(namespace, layer, status, indexed, count)`` of every group of memories (of one namespace)."""
+        where, params = ("namespace = ?", [namespace]) if namespace is not None else ("1=1", [])
+        return [
+            (r[0], r[1], r[2], bool(r[3]), int(r[4]))
+            for r in self.query(
+                f"SELECT namespace, layer, status, indexed, COUNT(*) FROM memories WHERE {where} "
+                "GROUP BY namespace, layer, status, indexed",
+                params,
+            )
+        ]
+
+    def external_ids(self, ids: Sequence[str]) -> dict[str, str | None]:
+        """``id -> external_id`` (the caller's ``source_id``) of the stored ones among ``ids``."""
+        found: dict[str, str | None] = {}
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            marks = ", ".join("?" * len(chunk))
+            for mid, ext in self.query(f"SELECT id, external_id FROM memories WHERE id IN ({marks})", chunk):
+                found[mid] = ext
+        return found
+
+    def ids_in(self, namespace: str) -> list[str]:
+        """Every memory id of the namespace, in write order."""
+        return [r[0] for r in self.query("SELECT id FROM memories WHERE namespace = ? ORDER BY seq", (namespace,))]
 
     def namespaces(self) -> list[str]:
         return [r[0] for r in self.query("SELECT DISTINCT namespace FROM memories ORDER BY namespace")]
