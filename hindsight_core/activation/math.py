@@ -46,12 +46,20 @@ def faded(activation: Activation, rate: float, now: float, threshold: float) -> 
     return log_at(activation, rate, now) < threshold
 
 
+#: The smallest activation a negative reinforcement leaves (``ln`` of it is about -690).
+_FLOOR = 1e-300
+
+
 def reinforced(activation: Activation, rate: float, now: float, weight: float) -> Activation:
-    """``A_ref <- A(now) + weight``, ``t_ref <- now``: a touch adds to what is left, in linear space."""
+    """``A_ref <- A(now) + weight``, ``t_ref <- now``: a touch adds to what is left, in linear space
+    (a merged duplicate adds ``reinforce_weight``, an injection ``reinforce_weight · relevance``). A
+    negative ``weight`` (a recall whose best score was negative) takes away, down to a floor."""
     current = log_at(activation, rate, now)
-    if weight <= 0:
+    if weight > 0:
+        return Activation(log_base=_logaddexp(current, math.log(weight)), ref_time=now)
+    if weight == 0:
         return Activation(log_base=current, ref_time=now)
-    return Activation(log_base=_logaddexp(current, math.log(weight)), ref_time=now)
+    return Activation(log_base=math.log(max(math.exp(current) + weight, _FLOOR)), ref_time=now)
 
 
 def scaled(activation: Activation, factor: float) -> Activation:

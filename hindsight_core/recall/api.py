@@ -69,7 +69,7 @@ class RecallService:
                     store=ctx.store, vectors=ctx.vectors, activation=ctx.activation, embedder=ctx.embedder,
                     tokens=ctx.tokens, config=ctx.config, outbox=ctx.outbox,
                     reranker=resolve_reranker(self._reranker or ctx.config.recall.reranker),
-                    now=ctx.now,
+                    now=ctx.now, changes=ctx.changes,
                 )
             return self.built
 

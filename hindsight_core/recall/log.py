@@ -7,18 +7,20 @@ stats are read, and on close."""
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
+from hindsight_core.activation.math import reinforced
 from hindsight_core.config import HindsightConfig
+from hindsight_core.context import Changes
 from hindsight_core.store import recall_log
 from hindsight_core.store.erase import erased_among
 from hindsight_core.store.sql import RelationalStore
-from hindsight_core.types import Layer, NamespaceStats
-from hindsight_core.write.outbox import ACTIVATION, SYNC, OutboxApplier
+from hindsight_core.types import Activation, Layer, NamespaceStats
+from hindsight_core.write.outbox import ACTIVATION
 
 
 @dataclass
@@ -44,14 +46,14 @@ class _Pending:
 class RecallRecorder:
     def __init__(
         self,
-        store: RelationalStore,
-        outbox: OutboxApplier,
+        changes: Callable[[], AbstractContextManager[Changes]],
         config: HindsightConfig,
         now: Callable[[], float],
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._store = store
-        self._outbox = outbox
+        """``changes`` opens the engine's unit of work (:meth:`EngineContext.changes`): log rows and
+        reinforcements are one transaction, and the new activation keys are applied after it."""
+        self._changes = changes
         self._config = config
         self._now = now
         self._monotonic = monotonic
@@ -100,12 +102,10 @@ class RecallRecorder:
             if not batch.logs and not batch.boosts:
                 return 0
             try:
-                touched = self._write(batch)
+                touched = self._write(batch)  # the unit of work applies the activation keys after commit
             except Exception:
                 self._restore(batch)
                 raise
-            if touched:
-                self._outbox.apply(touched)
             return len(touched)
 
     def _restore(self, batch: _Pending) -> None:
@@ -120,30 +120,29 @@ class RecallRecorder:
     def _write(self, batch: _Pending) -> list[str]:
         now = self._now()
         cfg = self._config.activation
-        touched: list[str] = []
-        with self._store.transaction() as tx:
+        synced: list[tuple[str, str, str]] = []
+        with self._changes() as ch:
             if batch.logs:
                 # A recall that ran while its memories were being erased must not log their ids.
                 mentioned = [mid for e in batch.logs for mid in _mentions(e)]
-                gone = erased_among(tx, mentioned) if mentioned else set()
+                gone = erased_among(ch.tx, mentioned) if mentioned else set()
                 if gone:
                     batch.logs = [_without(e, gone) for e in batch.logs]
-                recall_log.append(tx, batch.logs)
+                recall_log.append(ch.tx, batch.logs)
             if batch.boosts:
                 ids = list(batch.boosts)
                 rows: list[tuple[float, float, int, str]] = []
-                outbox: list[tuple[str | None, str, str | None, str, str]] = []
-                for mid, namespace, layer, log_base, ref_time in tx.activations(ids):
-                    rate = cfg.rate(Layer(layer))
-                    current = math.exp(log_base - rate * (now - ref_time))
+                for mid, namespace, layer, log_base, ref_time in ch.tx.activations(ids):
                     relevance, count = batch.boosts[mid]
-                    boosted = current + cfg.reinforce_weight * relevance
-                    rows.append((math.log(max(boosted, 1e-300)), now, count, mid))
-                    outbox.append((mid, namespace, layer, ACTIVATION, SYNC))
-                    touched.append(mid)
-                tx.reinforce(rows)
-                tx.enqueue(outbox, now)
-        return touched
+                    boosted = reinforced(
+                        Activation(log_base=log_base, ref_time=ref_time), cfg.rate(Layer(layer)), now,
+                        cfg.reinforce_weight * relevance,
+                    )
+                    rows.append((boosted.log_base, now, count, mid))
+                    synced.append((mid, namespace, layer))
+                ch.tx.reinforce(rows)
+                ch.sync_ids(synced, (ACTIVATION,))
+        return [mid for mid, _, _ in synced]
 
 
 def health(store: RelationalStore, namespace: str, stats: NamespaceStats) -> None:

@@ -9,6 +9,7 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from datetime import datetime
 
 import numpy as np
@@ -16,6 +17,7 @@ import numpy as np
 from hindsight_core.activation.base import ActivationIndex
 from hindsight_core.clock import to_ts
 from hindsight_core.config import HindsightConfig
+from hindsight_core.context import Changes
 from hindsight_core.embeddings.base import Embedder
 from hindsight_core.recall import channels as ch
 from hindsight_core.recall.analysis import analyze
@@ -85,6 +87,7 @@ class RecallPipeline:
         outbox: OutboxApplier,
         reranker: Reranker | None,
         now: Callable[[], datetime],
+        changes: Callable[[], AbstractContextManager[Changes]],
     ) -> None:
         self.store = store
         self.vectors = vectors
@@ -98,7 +101,7 @@ class RecallPipeline:
         #: Token counts are asked for the same memory texts again and again; the tokenizer is not free.
         self.counter = CachedCounter(tokens)
         self._flushing: Future[None] | None = None
-        self.recorder = RecallRecorder(store, outbox, config, lambda: to_ts(now()))
+        self.recorder = RecallRecorder(changes, config, lambda: to_ts(now()))
         self._background: tuple[np.ndarray, np.ndarray] | None = None
         self._prototypes: dict[str, tuple[np.ndarray, list[bool]]] | None = None
         self._lock = threading.Lock()
