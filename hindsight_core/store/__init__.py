@@ -1,4 +1,4 @@
-"""The relational store: the one source of truth (DESIGN.md "Backends")."""
+"""The relational store: the one source of truth (docs/architecture.md, "Stores")."""
 
 from hindsight_core.store.sql import RelationalStore
 
