@@ -12,7 +12,6 @@ import functools
 import inspect
 import logging
 import os
-import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -32,7 +31,8 @@ from hindsight_core.ownership import DirectoryLock, releases_on_failure
 from hindsight_core.portability import PortabilityMixin
 from hindsight_core.progress import Progress, Tracker, track
 from hindsight_core.recall.api import RecallMixin
-from hindsight_core.store.sql import RelationalStore
+from hindsight_core.store import open_store
+from hindsight_core.store.sql import ConstraintConflict
 from hindsight_core.text.entities import extract_entities
 from hindsight_core.text.normalize import fingerprint
 from hindsight_core.text.salience import is_small_talk
@@ -88,7 +88,8 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin, PortabilityMixin):
     """Long-term memory for agents.
 
     ``Hindsight(path=...)`` is the embedded default: SQLite, Chroma and the activation index all live in
-    one directory, no server needed. ``redis_url`` moves the activation index to Redis; ``chroma_url``
+    one directory, no server needed. ``database_url`` (``postgresql://…``) moves the relational store to
+    PostgreSQL; ``redis_url`` moves the activation index to Redis; ``chroma_url``
     uses a Chroma server. ``clock`` returns an aware datetime; ``embedder`` is an :class:`Embedder`,
     a FlagEmbedding model name or path, or ``None`` for the bundled multilingual-e5-small."""
 
@@ -97,6 +98,7 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin, PortabilityMixin):
         self,
         path: str | Path | None = None,
         *,
+        database_url: str | None = None,
         redis_url: str | None = None,
         chroma_url: str | None = None,
         clock: Clock | None = None,
@@ -117,7 +119,7 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin, PortabilityMixin):
         self._clock: Clock = clock or system_clock
         self.embedder: Embedder = resolve_embedder(embedder)
         self.tokens: TokenCounter = token_counter or default_token_counter()
-        self.store = RelationalStore(self.path / "hindsight.sqlite3")
+        self.store = open_store(database_url or self.path / "hindsight.sqlite3")
         if vector_index is None:
             from hindsight_core.vectors.chroma import ChromaVectorIndex
 
@@ -404,7 +406,7 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin, PortabilityMixin):
                     # Both targets, indexed or not: an item that stops being indexed must leave them.
                     tx.enqueue([(memory.id, namespace, layer, t, SYNC) for t in TARGETS], now)
                     return memory, False
-            except sqlite3.IntegrityError:
+            except ConstraintConflict:
                 if attempt == 2:
                     raise
         raise AssertionError("unreachable")
