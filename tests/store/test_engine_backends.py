@@ -55,6 +55,16 @@ def test_write_recall_transcript_consolidate_forget(open_engine: Callable[[], Hi
     assert reopened.transcript("user:a", "chat") == [{"role": "user", "content": "hi"}]
     assert reopened.recall("where does my sister live?", "user:a").hits[0].memory.id == first.id
 
+    assert [m.id for m in reopened.find("user:a", source_ids=["d1"])] == [first.id]
+    swept = reopened.sweep()  # nothing is idle yet: the sweep's queries run and change nothing
+    assert (swept.cooled, swept.archived, swept.errors) == (0, 0, {})
+    assert reopened.reconcile(verify=True).failed == 0
+    exported = list(reopened.export_namespace("user:a"))
+    assert {r["memory"]["content"] for r in exported if r["type"] == "memory"} == {
+        m.content for m in reopened.store.select("namespace = ?", ["user:a"])
+    }
+    assert [r["key"] for r in exported if r["type"] == "transcript"] == ["chat"]
+
     assert reopened.forget_namespace("user:a") >= 3
     with pytest.raises(UnknownNamespaceError):
         reopened.stats("user:a")
