@@ -208,3 +208,13 @@ def test_unreachable_postgres_is_backend_unavailable() -> None:
 def test_unknown_url_scheme_is_invalid_input() -> None:
     with pytest.raises(InvalidInputError):
         open_store("mysql://localhost/db")
+
+
+def test_postgres_without_the_extra_says_which_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from hindsight_core.errors import MissingExtraError
+
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # what an absent package looks like to import
+    with pytest.raises(MissingExtraError, match=r"hindsight-memory\[postgres\]"):
+        open_store("postgresql://postgres@127.0.0.1:5432/test")
