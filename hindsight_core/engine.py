@@ -37,6 +37,7 @@ from hindsight_core.ownership import DirectoryLock, releases_on_failure
 from hindsight_core.portability import ImportReport, PortabilityService
 from hindsight_core.progress import Progress, track
 from hindsight_core.recall.api import RecallService
+from hindsight_core.store import open_store
 from hindsight_core.store.sql import RelationalStore
 from hindsight_core.text.tokens import TokenCounter, default_token_counter
 from hindsight_core.transcripts import Entries, TranscriptService
@@ -83,7 +84,8 @@ class Hindsight:
     """Long-term memory for agents.
 
     ``Hindsight(path=...)`` is the embedded default: SQLite, Chroma and the activation index all live in
-    one directory, no server needed. ``redis_url`` (or a ``redis_client``) moves the activation index to
+    one directory, no server needed. ``database_url`` (``postgresql://…``) moves the relational store to
+    PostgreSQL; ``redis_url`` (or a ``redis_client``) moves the activation index to
     Redis; ``chroma_url`` uses a Chroma server; ``vector_index`` / ``activation_index`` inject indexes.
     ``clock`` returns an aware datetime; ``embedder`` is an :class:`Embedder`, a FlagEmbedding model name
     or path, or ``None`` for the bundled multilingual-e5-small; ``reranker`` a cross-encoder (object,
@@ -96,6 +98,7 @@ class Hindsight:
         self,
         path: str | Path | None = None,
         *,
+        database_url: str | None = None,
         redis_url: str | None = None,
         chroma_url: str | None = None,
         clock: Clock | None = None,
@@ -118,7 +121,7 @@ class Hindsight:
         self._close_lock = threading.Lock()
         config = config or HindsightConfig()
         embedder_ = resolve_embedder(embedder)
-        store = RelationalStore(self.path / "hindsight.sqlite3")
+        store = open_store(database_url or self.path / "hindsight.sqlite3")
         if vector_index is None:
             from hindsight_core.vectors.chroma import ChromaVectorIndex
 

@@ -7,7 +7,6 @@ erased memory) is sequenced by :class:`hindsight_core.Hindsight`, not called fro
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -20,6 +19,7 @@ from hindsight_core.clock import aware, to_ts
 from hindsight_core.context import Changes, EngineContext
 from hindsight_core.errors import InvalidInputError, UnknownNamespaceError
 from hindsight_core.store.erase import closure, erase, purge_namespace
+from hindsight_core.store.sql import ConstraintConflict
 from hindsight_core.text.entities import extract_entities
 from hindsight_core.text.normalize import fingerprint
 from hindsight_core.text.salience import is_small_talk
@@ -199,7 +199,7 @@ class MemoryService:
         self._sensory[(namespace, memory.session_id)] = memory
         return memory, created
 
-    @retry(retry=retry_if_exception_type(sqlite3.IntegrityError), stop=stop_after_attempt(3), reraise=True)
+    @retry(retry=retry_if_exception_type(ConstraintConflict), stop=stop_after_attempt(3), reraise=True)
     def _replace(self, namespace: str, p: Prepared) -> tuple[Memory, bool]:
         assert p.external_id is not None
         layer = p.memory.layer.value

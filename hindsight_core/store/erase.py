@@ -115,16 +115,15 @@ def scrub_json_columns(tx: RelationalStore, namespace: str, ids: Collection[str]
                 [namespace, *[pattern] * len(columns)],
             )
             for row in rows:
-                values = [None if v is None else json.dumps(without(json.loads(v), ids), ensure_ascii=False)
-                          for v in row[1:]]
-                sets = ", ".join(f"{c} = ?" for c in columns)
-                tx.execute(f"UPDATE {table} SET {sets} WHERE id = ?", [*values, row[0]])
-            if table == "recall_log" and rows:
-                tx.execute(
-                    "UPDATE recall_log SET n_injected = json_array_length(injected), n_idle = json_array_length(idle) "
-                    f"WHERE id IN ({', '.join('?' * len(rows))})",
-                    [r[0] for r in rows],
-                )
+                parsed = {
+                    c: None if v is None else without(json.loads(v), ids) for c, v in zip(columns, row[1:], strict=True)
+                }
+                values: list[Any] = [None if v is None else json.dumps(v, ensure_ascii=False) for v in parsed.values()]
+                sets = [f"{c} = ?" for c in columns]
+                if table == "recall_log":  # the counts the health figures sum follow the lists
+                    sets += ["n_injected = ?", "n_idle = ?"]
+                    values += [len(parsed["injected"] or []), len(parsed["idle"] or [])]
+                tx.execute(f"UPDATE {table} SET {', '.join(sets)} WHERE id = ?", [*values, row[0]])
 
 
 def without(value: Any, ids: Collection[str]) -> Any:

@@ -25,12 +25,12 @@ def create(
 ) -> int:
     """A new job row; ``owner`` is the lease owner running it (see :func:`abandon`)."""
     with store.transaction() as tx:
-        cursor = tx.execute(
+        rows = tx.query(
             "INSERT INTO consolidation_jobs(namespace, session_id, trigger, status, attempts, created_at, "
-            "updated_at, owner) VALUES (?, ?, ?, ?, 1, ?, ?, ?)",
+            "updated_at, owner) VALUES (?, ?, ?, ?, 1, ?, ?, ?) RETURNING id",
             (namespace, session_id, trigger, status, now, now, owner),
         )
-        return int(cursor.lastrowid or 0)
+        return int(rows[0][0])
 
 
 def finish(

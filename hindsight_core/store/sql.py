@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -73,7 +73,24 @@ class OutboxItem:
         self.version: int = row[7] if len(row) > 7 else 0
 
 
+class ConstraintConflict(Exception):
+    """A write hit a unique constraint, typically racing another writer on the same idempotency key
+    (``source_id``): the transaction rolled back and the caller may read again and retry. Raised by
+    every backend, so callers never catch a driver's own exception."""
+
+
+class Executed(Protocol):
+    """What :meth:`RelationalStore.execute` returns: how many rows the statement changed."""
+
+    @property
+    def rowcount(self) -> int: ...
+
+
 class RelationalStore:
+    """The relational store on SQLite (the embedded default). Every operation is written once against
+    :meth:`execute` / :meth:`executemany` / :meth:`query` / :meth:`transaction` and the dialect's slots,
+    so :class:`hindsight_core.store.postgres.PostgresStore` only replaces this plumbing."""
+
     def __init__(self, path: str | Path, *, dialect: Dialect = SQLITE, busy_timeout_ms: int = 10_000) -> None:
         self.path = Path(path)
         self.dialect = dialect
@@ -104,8 +121,8 @@ class RelationalStore:
 
         After ``close`` the store refuses use with :class:`EngineClosedError`. A failing database (disk
         I/O error, disk full, read-only file, locked past the busy timeout, a corrupt file) raises
-        :class:`BackendUnavailableError` naming the operation, cause chained. ``IntegrityError`` stays
-        as it is: it reports a constraint the caller may be racing on, not an unavailable backend;
+        :class:`BackendUnavailableError` naming the operation, cause chained. ``IntegrityError`` becomes
+        :class:`ConstraintConflict`: a constraint the caller may be racing on, not an unavailable backend;
         ``ProgrammingError`` and ``InterfaceError`` are bugs in our SQL and stay loud. A string that
         cannot be bound (a lone surrogate the validators did not stop) is bad input."""
         with self._lock:
@@ -113,14 +130,16 @@ class RelationalStore:
                 raise EngineClosedError(f"the relational store at {str(self.path)!r} is closed ({operation})")
             try:
                 yield self._conn
-            except (sqlite3.IntegrityError, sqlite3.ProgrammingError, sqlite3.InterfaceError):
+            except sqlite3.IntegrityError as exc:
+                raise ConstraintConflict(f"SQLite {operation}: {exc}") from exc
+            except (sqlite3.ProgrammingError, sqlite3.InterfaceError):
                 raise
             except sqlite3.DatabaseError as exc:  # OperationalError, DataError, plain DatabaseError, ...
                 raise BackendUnavailableError(f"SQLite {operation} failed at {str(self.path)!r}: {exc}") from exc
             except UnicodeEncodeError as exc:
                 raise InvalidInputError(f"a value for SQLite {operation} is not valid Unicode: {exc}") from exc
 
-    def execute(self, statement: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
+    def execute(self, statement: str, params: Sequence[Any] = ()) -> Executed:
         with self._connection("execute") as conn:
             return conn.execute(self.dialect.sql(statement), params)
 
@@ -169,7 +188,7 @@ class RelationalStore:
                 if name in done:
                     continue
                 for statement in statements:
-                    self.execute(statement)
+                    self.execute(statement if isinstance(statement, str) else statement[self.dialect.name])
                 self.execute("INSERT INTO schema_migrations(name, applied_at) VALUES (?, ?)", (name, time.time()))
                 applied.append(name)
         return applied
@@ -203,11 +222,10 @@ class RelationalStore:
     def insert_memories(self, memories: Sequence[Memory], external_ids: Sequence[str | None] | None = None) -> None:
         placeholders = ", ".join("?" * _N_COLUMNS)
         keys = external_ids if external_ids is not None else [m.source_id for m in memories]
-        with self._connection("write") as conn:
-            conn.executemany(
-                self.dialect.sql(f"INSERT INTO memories ({_COLUMNS}) VALUES ({placeholders})"),
-                [_row(m, key) for m, key in zip(memories, keys, strict=True)],
-            )
+        self.executemany(
+            f"INSERT INTO memories ({_COLUMNS}) VALUES ({placeholders})",
+            [_row(m, key) for m, key in zip(memories, keys, strict=True)],
+        )
 
     def update_memory(self, m: Memory) -> None:
         """Rewrite every column but ``id`` and ``external_id``."""
@@ -388,13 +406,10 @@ class RelationalStore:
 
     # -- edges -----------------------------------------------------------------------------------
     def add_edges(self, edges: Iterable[Edge]) -> None:
-        with self._connection("write") as conn:
-            conn.executemany(
-                self.dialect.sql(
-                    "INSERT INTO edges(src, dst, kind, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING"
-                ),
-                [(e.src, e.dst, e.kind.value, to_ts(e.created_at)) for e in edges],
-            )
+        self.executemany(
+            "INSERT INTO edges(src, dst, kind, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            [(e.src, e.dst, e.kind.value, to_ts(e.created_at)) for e in edges],
+        )
 
     def edges(self, memory_id: str, *, kind: EdgeKind | None = None, direction: str = "out") -> list[Edge]:
         column = "src" if direction == "out" else "dst"
@@ -412,13 +427,12 @@ class RelationalStore:
     def put_embeddings(self, model: str, vectors: dict[str, np.ndarray]) -> None:
         """Cache vectors of stored memories only: a vector computed for a memory erased meanwhile (a
         recall snapshot or another process still held it) must not bring the erased content back."""
-        with self._connection("write") as conn:
-            conn.executemany(
-                self.dialect.sql("INSERT INTO embeddings(memory_id, model, vector) SELECT ?, ?, ? "
-                    "WHERE EXISTS (SELECT 1 FROM memories WHERE id = ?) "
-                    "ON CONFLICT(memory_id) DO UPDATE SET model = excluded.model, vector = excluded.vector"),
-                [(mid, model, np.asarray(v, dtype=np.float32).tobytes(), mid) for mid, v in vectors.items()],
-            )
+        self.executemany(
+            "INSERT INTO embeddings(memory_id, model, vector) SELECT ?, ?, ? "
+            "WHERE EXISTS (SELECT 1 FROM memories WHERE id = ?) "
+            "ON CONFLICT(memory_id) DO UPDATE SET model = excluded.model, vector = excluded.vector",
+            [(mid, model, np.asarray(v, dtype=np.float32).tobytes(), mid) for mid, v in vectors.items()],
+        )
 
     def get_embeddings(self, model: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         found: dict[str, np.ndarray] = {}
@@ -439,16 +453,13 @@ class RelationalStore:
         A memory has at most one pending sync row per target (a row means "bring it in step", whatever
         happened before): new work coalesces into the existing row, un-parks it, clears its failure count
         and bumps its version so a drain in flight does not delete it."""
-        with self._connection("write") as conn:
-            conn.executemany(
-                self.dialect.sql(
-                    "INSERT INTO outbox(memory_id, namespace, layer, target, op, created_at) VALUES (?, ?, ?, ?, ?, ?) "
-                    "ON CONFLICT(memory_id, target) WHERE op = 'sync' AND memory_id IS NOT NULL DO UPDATE SET "
-                    "namespace = excluded.namespace, layer = excluded.layer, attempts = 0, last_error = NULL, "
-                    "parked = 0, version = outbox.version + 1"
-                ),
-                [(*item, now) for item in items],
-            )
+        self.executemany(
+            "INSERT INTO outbox(memory_id, namespace, layer, target, op, created_at) VALUES (?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT(memory_id, target) WHERE op = 'sync' AND memory_id IS NOT NULL DO UPDATE SET "
+            "namespace = excluded.namespace, layer = excluded.layer, attempts = 0, last_error = NULL, "
+            "parked = 0, version = outbox.version + 1",
+            [(*item, now) for item in items],
+        )
 
     def pending(
         self, *, memory_ids: Sequence[str] | None = None, target: str | None = None, limit: int = 500,

@@ -1,14 +1,11 @@
 """The namespace purge behind ``forget_namespace``: one schema-driven delete over every table that has a
-``namespace`` column, on the real SQLite store (no engine, no models)."""
+``namespace`` column, on both backends (no engine, no models)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 
 import numpy as np
-import pytest
 
 from hindsight_core.store import activation, jobs, recall_log, transcripts
 from hindsight_core.store.erase import erased_among, purge_namespace
@@ -16,13 +13,6 @@ from hindsight_core.store.sql import RelationalStore
 from hindsight_core.types import Edge, EdgeKind, Memory
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[RelationalStore]:
-    s = RelationalStore(tmp_path / "purge.sqlite3")
-    yield s
-    s.close()
 
 
 class _Recall:
