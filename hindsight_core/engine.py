@@ -11,7 +11,6 @@ import asyncio
 import functools
 import inspect
 import logging
-import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -22,10 +21,12 @@ from typing import Any, ParamSpec, TypeVar
 
 from ulid import ULID
 
+from hindsight_core import environment
 from hindsight_core.activation.base import ActivationIndex
 from hindsight_core.clock import Clock, aware, system_clock, to_ts
 from hindsight_core.config import HindsightConfig
 from hindsight_core.embeddings.base import Embedder, resolve_embedder
+from hindsight_core.environment import default_path
 from hindsight_core.errors import BackendUnavailableError, EngineClosedError, InvalidInputError, UnknownNamespaceError
 from hindsight_core.lifecycle.api import LifecycleMixin
 from hindsight_core.ownership import DirectoryLock, releases_on_failure
@@ -71,12 +72,6 @@ log = logging.getLogger("hindsight")
 P = ParamSpec("P")
 R = TypeVar("R")
 
-DEFAULT_PATH_ENV = "HINDSIGHT_PATH"
-
-
-def default_path() -> Path:
-    return Path(os.environ.get(DEFAULT_PATH_ENV, ".hindsight"))
-
 
 @dataclass(frozen=True)
 class _Prepared:
@@ -111,6 +106,10 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin, PortabilityMixin):
     ) -> None:
         self.path = Path(path) if path is not None else default_path()
         self.path.mkdir(parents=True, exist_ok=True)
+        # Services an argument does not name come from the environment (hindsight_core.environment).
+        chroma_url = environment.chroma_url(chroma_url) if vector_index is None else chroma_url
+        if activation_index is None and redis_client is None:
+            redis_url = environment.redis_url(redis_url)
         # Taken before anything else is created: a refused engine leaves the directory untouched.
         self._owner = self._claim_directory(chroma_url, vector_index)
         self.config = config or HindsightConfig()
