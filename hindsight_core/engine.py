@@ -33,6 +33,7 @@ from hindsight_core.ownership import DirectoryLock, releases_on_failure
 from hindsight_core.portability import PortabilityMixin
 from hindsight_core.progress import Progress, Tracker, track
 from hindsight_core.recall.api import RecallMixin
+from hindsight_core.store import workers
 from hindsight_core.store.sql import RelationalStore
 from hindsight_core.text.entities import extract_entities
 from hindsight_core.text.normalize import fingerprint
@@ -51,6 +52,7 @@ from hindsight_core.types import (
     ParkedWork,
     Stats,
     Status,
+    WorkerStatus,
 )
 from hindsight_core.validation import (
     check_id,
@@ -686,6 +688,7 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin, PortabilityMixin):
             stats.total += count
         for ns, ns_stats in stats.namespaces.items():
             self._extend_stats(ns, ns_stats)
+        stats.workers = [WorkerStatus.model_validate(w) for w in workers.live(self.store, to_ts(self.now()))]
         return stats
 
     def close(self) -> None:

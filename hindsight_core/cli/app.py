@@ -740,6 +740,10 @@ def ui(
         serve(hs, host=host, port=port, writable=writable, open_browser=open_browser)
 
 
+# `hindsight worker` lives in its own module; importing it registers the command on ``app``.
+from hindsight_core.cli import worker as _worker  # noqa: E402, F401
+
+
 def main() -> None:
     app()
 
