@@ -11,7 +11,6 @@ import asyncio
 import functools
 import inspect
 import logging
-import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,8 +32,8 @@ from hindsight_core.ownership import DirectoryLock, releases_on_failure
 from hindsight_core.portability import PortabilityMixin
 from hindsight_core.progress import Progress, Tracker, track
 from hindsight_core.recall.api import RecallMixin
-from hindsight_core.store import workers
-from hindsight_core.store.sql import RelationalStore
+from hindsight_core.store import open_store, workers
+from hindsight_core.store.sql import ConstraintConflict
 from hindsight_core.text.entities import extract_entities
 from hindsight_core.text.normalize import fingerprint
 from hindsight_core.text.salience import is_small_talk
@@ -85,7 +84,8 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin, PortabilityMixin):
     """Long-term memory for agents.
 
     ``Hindsight(path=...)`` is the embedded default: SQLite, Chroma and the activation index all live in
-    one directory, no server needed. ``redis_url`` moves the activation index to Redis; ``chroma_url``
+    one directory, no server needed. ``database_url`` (``postgresql://…``) moves the relational store to
+    PostgreSQL; ``redis_url`` moves the activation index to Redis; ``chroma_url``
     uses a Chroma server. ``clock`` returns an aware datetime; ``embedder`` is an :class:`Embedder`,
     a FlagEmbedding model name or path, or ``None`` for the bundled multilingual-e5-small."""
 
@@ -94,6 +94,7 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin, PortabilityMixin):
         self,
         path: str | Path | None = None,
         *,
+        database_url: str | None = None,
         redis_url: str | None = None,
         chroma_url: str | None = None,
         clock: Clock | None = None,
@@ -109,6 +110,7 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin, PortabilityMixin):
         self.path = Path(path) if path is not None else default_path()
         self.path.mkdir(parents=True, exist_ok=True)
         # Services an argument does not name come from the environment (hindsight_core.environment).
+        database_url = environment.database_url(database_url)
         chroma_url = environment.chroma_url(chroma_url) if vector_index is None else chroma_url
         if activation_index is None and redis_client is None:
             redis_url = environment.redis_url(redis_url)
@@ -118,7 +120,7 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin, PortabilityMixin):
         self._clock: Clock = clock or system_clock
         self.embedder: Embedder = resolve_embedder(embedder)
         self.tokens: TokenCounter = token_counter or default_token_counter()
-        self.store = RelationalStore(self.path / "hindsight.sqlite3")
+        self.store = open_store(database_url or self.path / "hindsight.sqlite3")
         if vector_index is None:
             from hindsight_core.vectors.chroma import ChromaVectorIndex
 
@@ -401,11 +403,11 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin, PortabilityMixin):
                     )
                     tx.update_memory(memory)
                     # The cached vector is keyed by memory id: left alone it would index the old text.
-                    tx.execute("DELETE FROM embeddings WHERE memory_id = ?", (memory.id,))
+                    tx.drop_embeddings([memory.id])
                     # Both targets, indexed or not: an item that stops being indexed must leave them.
                     tx.enqueue([(memory.id, namespace, layer, t, SYNC) for t in TARGETS], now)
                     return memory, False
-            except sqlite3.IntegrityError:
+            except ConstraintConflict:
                 if attempt == 2:
                     raise
         raise AssertionError("unreachable")
@@ -525,16 +527,13 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin, PortabilityMixin):
     def forget_namespace(self, namespace: str) -> int:
         """Erase every memory of a namespace (tombstones stay, as for ``forget``); returns how many.
         Unknown namespaces raise."""
-        from hindsight_core.store.erase import tombstone
+        from hindsight_core.store.erase import purge_namespace
 
         namespace = check_namespace(namespace)
         if not (self.store.has_namespace(namespace) or self._holds_namespace(namespace)):
             raise UnknownNamespaceError(f"namespace {namespace!r} holds no memories")
         with self.store.transaction() as tx:
-            ids = [r[0] for r in tx.query("SELECT id FROM memories WHERE namespace = ?", (namespace,))]
-            tx.delete_memories(ids)
-            tombstone(tx, namespace, ids, to_ts(self.now()))
-            tx.execute("DELETE FROM outbox WHERE namespace = ? AND op = ?", (namespace, SYNC))
+            ids = purge_namespace(tx, namespace, to_ts(self.now()))
             tx.enqueue([(None, namespace, None, t, PURGE) for t in TARGETS], to_ts(self.now()))
             self._forget_namespace_extra(namespace)
         self._after_forget_namespace(namespace)
@@ -647,13 +646,7 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin, PortabilityMixin):
             if tracker is not None:
                 tracker.advance()
             for layer in PERSISTENT_LAYERS:
-                expected = {
-                    r[0]
-                    for r in self.store.query(
-                        "SELECT id FROM memories WHERE namespace = ? AND layer = ? AND status = ? AND indexed = 1",
-                        (namespace, layer.value, Status.ACTIVE.value),
-                    )
-                }
+                expected = set(self.store.indexed_ids(namespace, layer.value))
                 for target in targets:
                     if target == VECTOR:
                         held = self.vectors.ids(layer.value, namespace)
@@ -667,7 +660,6 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin, PortabilityMixin):
             namespace = check_namespace(namespace)
             if not self.store.has_namespace(namespace):
                 raise UnknownNamespaceError(f"namespace {namespace!r} holds no memories")
-        where, params = ("namespace = ?", [namespace]) if namespace else ("1=1", [])
         stats = Stats(outbox_pending=self.store.pending_count())
         parked = self.store.parked()
         stats.outbox_parked = len(parked)
@@ -675,11 +667,7 @@ class Hindsight(RecallMixin, LifecycleMixin, TranscriptMixin, PortabilityMixin):
             ParkedWork(memory_id=mid, target=target, op=op, attempts=attempts, error=error)
             for _, mid, target, op, attempts, error in parked[:100]
         ]
-        for ns, layer, status, indexed, count in self.store.query(
-            f"SELECT namespace, layer, status, indexed, COUNT(*) FROM memories WHERE {where} "
-            "GROUP BY namespace, layer, status, indexed",
-            params,
-        ):
+        for ns, layer, status, indexed, count in self.store.memory_counts(namespace):
             ns_stats = stats.namespaces.setdefault(ns, NamespaceStats())
             layer_stats = ns_stats.layers.setdefault(layer, LayerStats())
             layer_stats.by_status[status] = layer_stats.by_status.get(status, 0) + count

@@ -20,6 +20,7 @@ from typing import Any
 from hindsight_core.clock import to_ts
 from hindsight_core.errors import InvalidInputError
 from hindsight_core.facets import Facet
+from hindsight_core.store import transcripts as transcript_rows
 from hindsight_core.validation import MAX_NAMESPACE_CHARS, check_json, check_namespace, check_text
 
 Entries = list[Any]
@@ -42,15 +43,7 @@ def _encode(entries: object) -> list[str]:
 
 class TranscriptMixin(Facet):
     def _read_raw(self, namespace: str, key: str) -> list[str] | None:
-        if not self.store.query(
-            "SELECT 1 FROM transcripts WHERE namespace = ? AND tkey = ?", (namespace, key)
-        ):
-            return None
-        rows = self.store.query(
-            "SELECT entry FROM transcript_entries WHERE namespace = ? AND tkey = ? ORDER BY pos",
-            (namespace, key),
-        )
-        return [r[0] for r in rows]
+        return transcript_rows.read(self.store, namespace, key)
 
     def transcript(self, namespace: str, key: str) -> Entries | None:
         """The entries of a transcript, oldest first; ``None`` when the key does not exist (an existing
@@ -61,12 +54,7 @@ class TranscriptMixin(Facet):
     def transcript_keys(self, namespace: str) -> list[str]:
         """The namespace's transcript keys, in the order they were created."""
         namespace = check_namespace(namespace)
-        return [
-            r[0]
-            for r in self.store.query(
-                "SELECT tkey FROM transcripts WHERE namespace = ? ORDER BY seq", (namespace,)
-            )
-        ]
+        return transcript_rows.keys(self.store, namespace)
 
     def edit_transcript(
         self, namespace: str, key: str, edit: Callable[[Entries | None], Entries | None]
@@ -87,44 +75,14 @@ class TranscriptMixin(Facet):
             old = self._read_raw(namespace, key)
             new = edit(None if old is None else [json.loads(e) for e in old])
             if new is None:
-                tx.execute(
-                    "DELETE FROM transcript_entries WHERE namespace = ? AND tkey = ?", (namespace, key)
-                )
-                tx.execute("DELETE FROM transcripts WHERE namespace = ? AND tkey = ?", (namespace, key))
+                transcript_rows.delete(tx, namespace, key)
                 return None
             encoded = _encode(new)
-            if old is None:
-                tx.execute(
-                    "INSERT INTO transcripts(namespace, tkey, created_at, updated_at) VALUES (?, ?, ?, ?)",
-                    (namespace, key, now, now),
-                )
-                start = 0
-            else:
-                tx.execute(
-                    "UPDATE transcripts SET updated_at = ? WHERE namespace = ? AND tkey = ?",
-                    (now, namespace, key),
-                )
-                start = len(old) if encoded[: len(old)] == old else 0
-                if start == 0:
-                    tx.execute(
-                        "DELETE FROM transcript_entries WHERE namespace = ? AND tkey = ?", (namespace, key)
-                    )
-            for pos in range(start, len(encoded)):
-                tx.execute(
-                    "INSERT INTO transcript_entries(namespace, tkey, pos, entry) VALUES (?, ?, ?, ?)",
-                    (namespace, key, pos, encoded[pos]),
-                )
+            transcript_rows.write(tx, namespace, key, old, encoded, now)
         return [json.loads(e) for e in encoded]
 
     def _holds_namespace(self, namespace: str) -> bool:
-        return super()._holds_namespace(namespace) or bool(
-            self.store.query("SELECT 1 FROM transcripts WHERE namespace = ? LIMIT 1", (namespace,))
-        )
-
-    def _forget_namespace_extra(self, namespace: str) -> None:
-        super()._forget_namespace_extra(namespace)
-        self.store.execute("DELETE FROM transcript_entries WHERE namespace = ?", (namespace,))
-        self.store.execute("DELETE FROM transcripts WHERE namespace = ?", (namespace,))
+        return super()._holds_namespace(namespace) or transcript_rows.holds_namespace(self.store, namespace)
 
     # -- async twins -----------------------------------------------------------------------------
     async def atranscript(self, namespace: str, key: str) -> Entries | None:

@@ -84,3 +84,28 @@ def redis_prefix(redis_client: object) -> Iterator[str]:
     yield prefix
     for key in redis_client.scan_iter(f"{prefix}:*"):  # type: ignore[attr-defined]
         redis_client.delete(key)  # type: ignore[attr-defined]
+
+
+POSTGRES_URL = os.environ.get("HINDSIGHT_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A URL to the real PostgreSQL (``HINDSIGHT_TEST_DATABASE_URL``, default db ``test`` on 5432) whose
+    search_path is a fresh schema ``hs_<random>``, dropped afterwards: tests never touch other data."""
+    import psycopg
+
+    try:
+        admin = psycopg.connect(POSTGRES_URL, autocommit=True, connect_timeout=3)
+    except psycopg.Error as exc:
+        if os.environ.get("CI"):
+            pytest.fail(f"PostgreSQL is required in CI but {POSTGRES_URL} does not answer: {exc}")
+        pytest.skip(f"no PostgreSQL at {POSTGRES_URL} (pg_ctlcluster 15 main start)")
+    schema = f"hs_{uuid.uuid4().hex[:12]}"
+    admin.execute(f"CREATE SCHEMA {schema}")
+    separator = "&" if "?" in POSTGRES_URL else "?"
+    try:
+        yield f"{POSTGRES_URL}{separator}options=-csearch_path%3D{schema}"
+    finally:
+        admin.execute(f"DROP SCHEMA {schema} CASCADE")
+        admin.close()

@@ -1,9 +1,11 @@
-"""The embedded activation index: an indexed table in the engine's SQLite file."""
+"""The embedded activation index: an indexed table in the engine's relational store
+(rows in :mod:`hindsight_core.store.activation`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from hindsight_core.store import activation as rows
 from hindsight_core.store.sql import RelationalStore
 
 
@@ -13,54 +15,24 @@ class SqliteActivationIndex:
 
     def upsert(self, namespace: str, layer: str, items: Sequence[tuple[str, float]]) -> None:
         with self._store.transaction() as tx:
-            for memory_id, score in items:
-                tx.execute(
-                    "INSERT INTO activation_index(namespace, layer, memory_id, score) VALUES (?, ?, ?, ?) "
-                    "ON CONFLICT(namespace, layer, memory_id) DO UPDATE SET score = excluded.score",
-                    (namespace, layer, memory_id, score),
-                )
+            rows.upsert(tx, namespace, layer, items)
 
     def remove(self, namespace: str, layer: str, memory_ids: Sequence[str]) -> None:
         with self._store.transaction() as tx:
-            for memory_id in memory_ids:
-                tx.execute(
-                    "DELETE FROM activation_index WHERE namespace = ? AND layer = ? AND memory_id = ?",
-                    (namespace, layer, memory_id),
-                )
+            rows.remove(tx, namespace, layer, memory_ids)
 
     def top(self, namespace: str, layer: str, n: int) -> list[tuple[str, float]]:
-        rows = self._store.query(
-            "SELECT memory_id, score FROM activation_index WHERE namespace = ? AND layer = ? "
-            "ORDER BY score DESC, memory_id DESC LIMIT ?",
-            (namespace, layer, int(n)),
-        )
-        return [(r[0], float(r[1])) for r in rows]
+        return rows.top(self._store, namespace, layer, n)
 
     def scores(self, namespace: str, layer: str, memory_ids: Sequence[str]) -> dict[str, float]:
-        found: dict[str, float] = {}
-        ids = list(memory_ids)
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            marks = ", ".join("?" * len(chunk))
-            for mid, score in self._store.query(
-                "SELECT memory_id, score FROM activation_index WHERE namespace = ? AND layer = ? "
-                f"AND memory_id IN ({marks})",
-                [namespace, layer, *chunk],
-            ):
-                found[mid] = float(score)
-        return found
+        return rows.scores(self._store, namespace, layer, memory_ids)
 
     def count(self, namespace: str, layer: str) -> int:
-        return int(
-            self._store.query(
-                "SELECT COUNT(*) FROM activation_index WHERE namespace = ? AND layer = ?", (namespace, layer)
-            )[0][0]
-        )
+        return rows.count(self._store, namespace, layer)
 
     def drop_namespace(self, namespace: str, layers: Iterable[str]) -> None:
         with self._store.transaction() as tx:
-            for layer in layers:
-                tx.execute("DELETE FROM activation_index WHERE namespace = ? AND layer = ?", (namespace, layer))
+            rows.drop_namespace(tx, namespace, layers)
 
     def ping(self) -> bool:
         return True

@@ -23,13 +23,13 @@ from ulid import ULID
 from hindsight_core.clock import aware, to_ts
 from hindsight_core.errors import ArchiveError, InvalidInputError, MemoryNotFoundError
 from hindsight_core.facets import Facet
-from hindsight_core.lifecycle import archive, jobs
+from hindsight_core.lifecycle import archive
 from hindsight_core.lifecycle.integrate import Integrator, procedure_content, reinforced
 from hindsight_core.lifecycle.schema import ExtractionContext, ExtractionError, ExtractionResult, Extractor
 from hindsight_core.lifecycle.types import ConsolidationReport, RestoreReport, SweepReport
 from hindsight_core.lifecycle.worker import ConsolidationWorker
 from hindsight_core.progress import Progress, Tracker, track
-from hindsight_core.store import leases
+from hindsight_core.store import jobs, leases
 from hindsight_core.text.entities import extract_entities
 from hindsight_core.text.normalize import fingerprint, normalize
 from hindsight_core.types import PERSISTENT_LAYERS, Activation, Edge, EdgeKind, Kind, Layer, Memory, Status
@@ -96,8 +96,6 @@ class LifecycleMixin(Facet):
 
     def _forget_namespace_extra(self, namespace: str) -> None:
         super()._forget_namespace_extra(namespace)
-        self.store.execute("DELETE FROM consolidation_jobs WHERE namespace = ?", (namespace,))
-        self.store.execute("DELETE FROM consolidated_episodes WHERE namespace = ?", (namespace,))
         self._worker.discard(namespace)
         with self._counter_lock:
             for key in [k for k in self._since_trigger if k[0] == namespace]:
@@ -202,21 +200,7 @@ class LifecycleMixin(Facet):
             log.info("consolidation of %s/%s skipped: %s", namespace, session_id, report.error)
 
     def _unconsolidated(self, namespace: str, session_id: str | None) -> list[Memory]:
-        where = (
-            "namespace = ? AND layer = ? AND status IN (?, ?) AND id NOT IN "
-            "(SELECT memory_id FROM consolidated_episodes WHERE namespace = ?)"
-        )
-        params: list[Any] = [
-            namespace,
-            Layer.EPISODIC.value,
-            Status.ACTIVE.value,
-            Status.COLD.value,
-            namespace,
-        ]
-        if session_id is not None:
-            where += " AND session_id = ?"
-            params.append(session_id)
-        return self.store.select(where, params, order="occurred_at, seq")
+        return jobs.unconsolidated(self.store, namespace, session_id)
 
     def _consolidate(
         self, namespace: str, session_id: str | None, trigger: str, tracker: Tracker | None = None

@@ -90,20 +90,10 @@ def migrate(root: Path, namespace: str) -> Path:
     return current
 
 
-def external_ids(store: RelationalStore, ids: list[str]) -> dict[str, str | None]:
-    found: dict[str, str | None] = {}
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        marks = ", ".join("?" * len(chunk))
-        for mid, ext in store.query(f"SELECT id, external_id FROM memories WHERE id IN ({marks})", chunk):
-            found[mid] = ext
-    return found
-
-
 def records(
     store: RelationalStore, memories: list[Memory], archived_at: str, reason: str
 ) -> list[dict[str, Any]]:
-    ext = external_ids(store, [m.id for m in memories])
+    ext = store.external_ids([m.id for m in memories])
     out = []
     for m in memories:
         edges = store.edges(m.id, direction="out") + store.edges(m.id, direction="in")

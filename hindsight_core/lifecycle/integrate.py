@@ -21,6 +21,7 @@ from ulid import ULID
 
 from hindsight_core.clock import to_ts
 from hindsight_core.lifecycle.schema import ExtractedMemory
+from hindsight_core.store import jobs
 from hindsight_core.text.entities import extract_entities
 from hindsight_core.text.normalize import fingerprint, normalize
 from hindsight_core.types import Activation, Edge, EdgeKind, Kind, Layer, Memory, Status
@@ -358,12 +359,7 @@ class Integrator:
             if plan.vectors:
                 tx.put_embeddings(self.engine.embedder.name, plan.vectors)
             if plan.consolidated:
-                tx.execute(
-                    "INSERT INTO consolidated_episodes(memory_id, namespace, job_id, consolidated_at) VALUES "
-                    + ", ".join(["(?, ?, ?, ?)"] * len(plan.consolidated))
-                    + " ON CONFLICT(memory_id) DO NOTHING",
-                    [x for mid in plan.consolidated for x in (mid, self.namespace, job_id, ts)],
-                )
+                jobs.mark_consolidated(tx, self.namespace, plan.consolidated, job_id, ts)
             tx.enqueue(
                 [
                     (mid, self.namespace, self._layer_of(plan, mid), t, SYNC)

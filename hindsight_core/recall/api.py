@@ -131,8 +131,6 @@ class RecallMixin(Facet):
         if self._recall_pipeline is not None:
             self._recall_pipeline.recorder.drop_namespace(namespace)
             self._recall_pipeline.corpora.invalidate(namespace)
-        self.store.execute("DELETE FROM recall_log WHERE namespace = ?", (namespace,))
-        self.store.execute("DELETE FROM recall_injected WHERE namespace = ?", (namespace,))
 
     def _forget_memories_extra(self, namespace: str, ids: list[str]) -> None:
         super()._forget_memories_extra(namespace, ids)

@@ -14,7 +14,7 @@ from hindsight_core.clock import to_ts
 from hindsight_core.recall.corpus import Corpus
 from hindsight_core.recall.types import QueryAnalysis
 from hindsight_core.store.sql import RelationalStore
-from hindsight_core.types import Layer, Status
+from hindsight_core.types import Layer
 from hindsight_core.vectors.base import VectorIndex
 
 Ranked = list[tuple[str, float]]
@@ -136,11 +136,7 @@ def activation_from_store(inp: ChannelInput, store: RelationalStore, rates: dict
         if layer not in inp.corpus.layers:
             continue
         rate = rates[layer]
-        for memory_id, key in store.query(
-            "SELECT id, act_log_base + ? * (act_ref_time - ?) AS k FROM memories "
-            "WHERE namespace = ? AND layer = ? AND status = ? AND indexed = 1 ORDER BY k DESC, id DESC LIMIT ?",
-            (rate, KEY_EPOCH, inp.namespace, layer.value, Status.ACTIVE.value, int(inp.n)),
-        ):
+        for memory_id, key in store.by_activation_key(inp.namespace, layer.value, rate, KEY_EPOCH, inp.n):
             if memory_id in inp.corpus.position:
                 merged[memory_id] = log_activation_from_key(float(key), rate, now)
     return sorted(merged.items(), key=lambda kv: -kv[1])[: inp.n]

@@ -52,14 +52,10 @@ class Corpus:
         return len(self.memories)
 
 
-def _status_filter(include_cold: bool) -> tuple[str, list[str]]:
+def _status_filter(include_cold: bool) -> tuple[list[str], list[str]]:
+    """The statuses and layers a snapshot holds."""
     statuses = [Status.ACTIVE.value] + ([Status.COLD.value] if include_cold else [])
-    layers = [layer.value for layer in PERSISTENT_LAYERS]
-    where = (
-        f"namespace = ? AND indexed = 1 AND status IN ({', '.join('?' * len(statuses))}) "
-        f"AND layer IN ({', '.join('?' * len(layers))})"
-    )
-    return where, [*statuses, *layers]
+    return statuses, [layer.value for layer in PERSISTENT_LAYERS]
 
 
 class CorpusCache:
@@ -72,11 +68,7 @@ class CorpusCache:
         self._lock = threading.Lock()
 
     def version(self, namespace: str, include_cold: bool) -> tuple[object, ...]:
-        where, params = _status_filter(include_cold)
-        row = self._store.query(
-            f"SELECT COUNT(*), MAX(seq), MAX(updated_at) FROM memories WHERE {where}", [namespace, *params]
-        )[0]
-        return tuple(row)
+        return self._store.snapshot_version(namespace, *_status_filter(include_cold))
 
     def get(self, namespace: str, include_cold: bool, vectors_for: VectorsFor) -> Corpus:
         key = (namespace, include_cold)
@@ -102,8 +94,7 @@ class CorpusCache:
 
     def _build(self, namespace: str, include_cold: bool, version: tuple[object, ...],
                vectors_for: VectorsFor) -> Corpus:
-        where, params = _status_filter(include_cold)
-        memories = self._store.select(where, [namespace, *params], order="seq")
+        memories = self._store.snapshot(namespace, *_status_filter(include_cold))
         vectors = vectors_for(memories)
         corpus = Corpus(
             key=version,
@@ -140,9 +131,7 @@ class CorpusCache:
         corpus.standing = [standing_kinds(m.content) for m in memories]
         corpus.layers = frozenset(m.layer for m in memories)
         corpus.cold = [i for i, m in enumerate(memories) if m.status == Status.COLD]
-        corpus.has_superseded = bool(self._store.query(
-            "SELECT 1 FROM memories WHERE namespace = ? AND status = ? LIMIT 1", (namespace, Status.SUPERSEDED.value)
-        ))
+        corpus.has_superseded = self._store.has_status(namespace, Status.SUPERSEDED.value)
         return corpus
 
 

@@ -7,7 +7,6 @@ stats are read, and on close."""
 
 from __future__ import annotations
 
-import json
 import math
 import threading
 import time
@@ -15,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from hindsight_core.config import HindsightConfig
+from hindsight_core.store import recall_log
 from hindsight_core.store.erase import erased_among
 from hindsight_core.store.sql import RelationalStore
 from hindsight_core.types import Layer, NamespaceStats
@@ -128,47 +128,20 @@ class RecallRecorder:
                 gone = erased_among(tx, mentioned) if mentioned else set()
                 if gone:
                     batch.logs = [_without(e, gone) for e in batch.logs]
-                # A namespace forgotten while this batch waited gets no rows back.
-                _many(tx,
-                    "INSERT INTO recall_log(namespace, session_id, query, at, candidates, injected, scores, idle, "
-                    "n_injected, n_idle) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? "
-                    "WHERE EXISTS (SELECT 1 FROM memories WHERE namespace = ?)",
-                    [
-                        (e.namespace, e.session_id, e.query, e.at, json.dumps(e.candidates, ensure_ascii=False),
-                         json.dumps(e.injected), json.dumps(e.scores), json.dumps(e.idle), len(e.injected),
-                         len(e.idle), e.namespace)
-                        for e in batch.logs
-                    ],
-                )
-                _many(tx,
-                    "INSERT INTO recall_injected(namespace, memory_id, first_at) SELECT ?, ?, ? "
-                    "WHERE EXISTS (SELECT 1 FROM memories WHERE id = ?) ON CONFLICT DO NOTHING",
-                    [(e.namespace, mid, e.at, mid) for e in batch.logs for mid in e.injected],
-                )
+                recall_log.append(tx, batch.logs)
             if batch.boosts:
                 ids = list(batch.boosts)
                 rows: list[tuple[float, float, int, str]] = []
                 outbox: list[tuple[str | None, str, str | None, str, str]] = []
-                for start in range(0, len(ids), 500):
-                    chunk = ids[start : start + 500]
-                    marks = ", ".join("?" * len(chunk))
-                    for mid, namespace, layer, log_base, ref_time in tx.query(
-                        "SELECT id, namespace, layer, act_log_base, act_ref_time FROM memories "
-                        f"WHERE id IN ({marks})",
-                        chunk,
-                    ):
-                        rate = cfg.rate(Layer(layer))
-                        current = math.exp(log_base - rate * (now - ref_time))
-                        relevance, count = batch.boosts[mid]
-                        boosted = current + cfg.reinforce_weight * relevance
-                        rows.append((math.log(max(boosted, 1e-300)), now, count, mid))
-                        outbox.append((mid, namespace, layer, ACTIVATION, SYNC))
-                        touched.append(mid)
-                _many(tx,
-                    "UPDATE memories SET act_log_base = ?, act_ref_time = ?, access_count = access_count + ? "
-                    "WHERE id = ?",
-                    rows,
-                )
+                for mid, namespace, layer, log_base, ref_time in tx.activations(ids):
+                    rate = cfg.rate(Layer(layer))
+                    current = math.exp(log_base - rate * (now - ref_time))
+                    relevance, count = batch.boosts[mid]
+                    boosted = current + cfg.reinforce_weight * relevance
+                    rows.append((math.log(max(boosted, 1e-300)), now, count, mid))
+                    outbox.append((mid, namespace, layer, ACTIVATION, SYNC))
+                    touched.append(mid)
+                tx.reinforce(rows)
                 tx.enqueue(outbox, now)
         return touched
 
@@ -176,29 +149,12 @@ class RecallRecorder:
 def health(store: RelationalStore, namespace: str, stats: NamespaceStats) -> None:
     """Hit rate (queries that injected something), idle rate (share of recalled memories the budget
     dropped) and coverage (share of the namespace's live memories ever injected)."""
-    queries, hits, injected, idle = store.query(
-        "SELECT COUNT(*), SUM(CASE WHEN n_injected > 0 THEN 1 ELSE 0 END), SUM(n_injected), SUM(n_idle) "
-        "FROM recall_log WHERE namespace = ?",
-        (namespace,),
-    )[0]
-    if queries:
-        stats.recall_hit_rate = (hits or 0) / queries
-        recalled = (injected or 0) + (idle or 0)
-        stats.recall_idle_rate = (idle or 0) / recalled if recalled else 0.0
-    live, used = store.query(
-        "SELECT COUNT(*), COUNT(r.memory_id) FROM memories m LEFT JOIN recall_injected r "
-        "ON r.namespace = m.namespace AND r.memory_id = m.id "
-        "WHERE m.namespace = ? AND m.status = 'active' AND m.indexed = 1",
-        (namespace,),
-    )[0]
-    if queries:
-        stats.recall_coverage = (used or 0) / live if live else 0.0
-
-
-def _many(tx: RelationalStore, statement: str, rows: Sequence[tuple[object, ...]]) -> None:
-    """Rows of one transaction: no commit (and no fsync) between them."""
-    for row in rows:
-        tx.execute(statement, row)
+    counts = recall_log.health(store, namespace)
+    if counts.queries:
+        stats.recall_hit_rate = counts.hits / counts.queries
+        recalled = counts.injected + counts.idle
+        stats.recall_idle_rate = counts.idle / recalled if recalled else 0.0
+        stats.recall_coverage = counts.used / counts.live if counts.live else 0.0
 
 
 def _mentions(entry: LogEntry) -> set[str]:

@@ -1,11 +1,11 @@
 """The few pieces of SQL that differ between SQLite and PostgreSQL.
 
 Every statement in the store is written once with ``?`` placeholders and the ``{…}`` type slots
-below; moving to PostgreSQL is a new :class:`Dialect` and a DB-API connection, not a rewrite."""
+below; :class:`~hindsight_core.store.postgres.PostgresStore` runs the same statements through
+:data:`POSTGRES`, and only its connection plumbing differs from the SQLite store."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 
@@ -20,8 +20,8 @@ class Dialect:
 
     def sql(self, statement: str) -> str:
         statement = statement.format(pk=self.autoincrement_pk, real=self.real, blob=self.blob)
-        if self.placeholder != "?":
-            statement = re.sub(r"\?", self.placeholder, statement)
+        if self.placeholder != "?":  # a literal % must be doubled where %s marks a parameter
+            statement = statement.replace("%", "%%").replace("?", self.placeholder)
         return statement
 
 
@@ -40,5 +40,5 @@ POSTGRES = Dialect(
     real="DOUBLE PRECISION",
     blob="BYTEA",
     placeholder="%s",
-    begin_write="BEGIN",
+    begin_write="BEGIN",  # then PostgresStore takes the store's write lock (see store/postgres.py)
 )

@@ -75,6 +75,25 @@ def erase(tx: RelationalStore, namespace: str, ids: Sequence[str], rewritten: di
     tombstone(tx, namespace, ids, now)
 
 
+#: Tables with a ``namespace`` column that ``purge_namespace`` leaves alone: the tombstones are what an
+#: erase keeps on purpose.
+_KEPT_ON_PURGE = frozenset({"erased_memories"})
+
+
+def purge_namespace(tx: RelationalStore, namespace: str, now: float) -> list[str]:
+    """Delete every row of ``namespace`` from every table that has a ``namespace`` column (found in the
+    schema, so a new table is covered without being named here), the memory-keyed rows without one
+    (edges, embeddings) with its memories, and leave a tombstone per erased memory. Call inside the
+    ``forget_namespace`` transaction; the caller queues the index purges. Returns the erased ids."""
+    ids = tx.ids_in(namespace)
+    tx.delete_memories(ids)
+    for table in tx.tables_with_column("namespace"):
+        if table not in _KEPT_ON_PURGE:
+            tx.execute(f"DELETE FROM {table} WHERE namespace = ?", (namespace,))
+    tombstone(tx, namespace, ids, now)
+    return ids
+
+
 def tombstone(tx: RelationalStore, namespace: str, ids: Sequence[str], now: float) -> None:
     tx.executemany(
         "INSERT INTO erased_memories(memory_id, namespace, erased_at) VALUES (?, ?, ?) "
@@ -96,16 +115,15 @@ def scrub_json_columns(tx: RelationalStore, namespace: str, ids: Collection[str]
                 [namespace, *[pattern] * len(columns)],
             )
             for row in rows:
-                values = [None if v is None else json.dumps(without(json.loads(v), ids), ensure_ascii=False)
-                          for v in row[1:]]
-                sets = ", ".join(f"{c} = ?" for c in columns)
-                tx.execute(f"UPDATE {table} SET {sets} WHERE id = ?", [*values, row[0]])
-            if table == "recall_log" and rows:
-                tx.execute(
-                    "UPDATE recall_log SET n_injected = json_array_length(injected), n_idle = json_array_length(idle) "
-                    f"WHERE id IN ({', '.join('?' * len(rows))})",
-                    [r[0] for r in rows],
-                )
+                parsed = {
+                    c: None if v is None else without(json.loads(v), ids) for c, v in zip(columns, row[1:], strict=True)
+                }
+                values: list[Any] = [None if v is None else json.dumps(v, ensure_ascii=False) for v in parsed.values()]
+                sets = [f"{c} = ?" for c in columns]
+                if table == "recall_log":  # the counts the health figures sum follow the lists
+                    sets += ["n_injected = ?", "n_idle = ?"]
+                    values += [len(parsed["injected"] or []), len(parsed["idle"] or [])]
+                tx.execute(f"UPDATE {table} SET {', '.join(sets)} WHERE id = ?", [*values, row[0]])
 
 
 def without(value: Any, ids: Collection[str]) -> Any:

@@ -1,10 +1,14 @@
 """Versioned schema migrations, applied in order and recorded by name in ``schema_migrations``.
 
-Append new migrations at the end with a new name; never edit one that has shipped."""
+Append new migrations at the end with a new name; never edit one that has shipped. A statement is
+written once with the dialect's ``{…}`` slots (``store/dialect.py``); the rare one whose SQL differs
+between backends beyond those (JSON functions) is a ``{dialect name: statement}`` mapping."""
 
 from __future__ import annotations
 
-MIGRATIONS: list[tuple[str, list[str]]] = [
+Statement = str | dict[str, str]
+
+MIGRATIONS: list[tuple[str, list[Statement]]] = [
     (
         "0001_core",
         [
@@ -151,7 +155,8 @@ MIGRATIONS: list[tuple[str, list[str]]] = [
             )""",
             "CREATE INDEX ix_erased_ns ON erased_memories(namespace)",
             "UPDATE memories SET source_ids = '[]' WHERE layer = 'episodic' AND source_ids != '[]'",
-            """UPDATE memories SET source_ids = (
+            {
+                "sqlite": """UPDATE memories SET source_ids = (
                 SELECT COALESCE(json_group_array(j.value), '[]') FROM json_each(memories.source_ids) AS j
                 WHERE j.value IN (SELECT o.id FROM memories AS o WHERE o.namespace = memories.namespace)
                    OR j.value NOT IN (
@@ -159,6 +164,16 @@ MIGRATIONS: list[tuple[str, list[str]]] = [
                        WHERE o.namespace = memories.namespace AND o.external_id IS NOT NULL
                    )
             ) WHERE layer != 'episodic' AND source_ids != '[]'""",
+                "postgresql": """UPDATE memories SET source_ids = (
+                SELECT COALESCE(json_agg(j.value), '[]'::json)::text
+                FROM json_array_elements_text(memories.source_ids::json) AS j(value)
+                WHERE j.value IN (SELECT o.id FROM memories AS o WHERE o.namespace = memories.namespace)
+                   OR j.value NOT IN (
+                       SELECT o.external_id FROM memories AS o
+                       WHERE o.namespace = memories.namespace AND o.external_id IS NOT NULL
+                   )
+            ) WHERE layer != 'episodic' AND source_ids != '[]'""",
+            },
         ],
     ),
     (

@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -73,7 +73,24 @@ class OutboxItem:
         self.version: int = row[7] if len(row) > 7 else 0
 
 
+class ConstraintConflict(Exception):
+    """A write hit a unique constraint, typically racing another writer on the same idempotency key
+    (``source_id``): the transaction rolled back and the caller may read again and retry. Raised by
+    every backend, so callers never catch a driver's own exception."""
+
+
+class Executed(Protocol):
+    """What :meth:`RelationalStore.execute` returns: how many rows the statement changed."""
+
+    @property
+    def rowcount(self) -> int: ...
+
+
 class RelationalStore:
+    """The relational store on SQLite (the embedded default). Every operation is written once against
+    :meth:`execute` / :meth:`executemany` / :meth:`query` / :meth:`transaction` and the dialect's slots,
+    so :class:`hindsight_core.store.postgres.PostgresStore` only replaces this plumbing."""
+
     def __init__(self, path: str | Path, *, dialect: Dialect = SQLITE, busy_timeout_ms: int = 10_000) -> None:
         self.path = Path(path)
         self.dialect = dialect
@@ -104,8 +121,8 @@ class RelationalStore:
 
         After ``close`` the store refuses use with :class:`EngineClosedError`. A failing database (disk
         I/O error, disk full, read-only file, locked past the busy timeout, a corrupt file) raises
-        :class:`BackendUnavailableError` naming the operation, cause chained. ``IntegrityError`` stays
-        as it is: it reports a constraint the caller may be racing on, not an unavailable backend;
+        :class:`BackendUnavailableError` naming the operation, cause chained. ``IntegrityError`` becomes
+        :class:`ConstraintConflict`: a constraint the caller may be racing on, not an unavailable backend;
         ``ProgrammingError`` and ``InterfaceError`` are bugs in our SQL and stay loud. A string that
         cannot be bound (a lone surrogate the validators did not stop) is bad input."""
         with self._lock:
@@ -113,14 +130,16 @@ class RelationalStore:
                 raise EngineClosedError(f"the relational store at {str(self.path)!r} is closed ({operation})")
             try:
                 yield self._conn
-            except (sqlite3.IntegrityError, sqlite3.ProgrammingError, sqlite3.InterfaceError):
+            except sqlite3.IntegrityError as exc:
+                raise ConstraintConflict(f"SQLite {operation}: {exc}") from exc
+            except (sqlite3.ProgrammingError, sqlite3.InterfaceError):
                 raise
             except sqlite3.DatabaseError as exc:  # OperationalError, DataError, plain DatabaseError, ...
                 raise BackendUnavailableError(f"SQLite {operation} failed at {str(self.path)!r}: {exc}") from exc
             except UnicodeEncodeError as exc:
                 raise InvalidInputError(f"a value for SQLite {operation} is not valid Unicode: {exc}") from exc
 
-    def execute(self, statement: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
+    def execute(self, statement: str, params: Sequence[Any] = ()) -> Executed:
         with self._connection("execute") as conn:
             return conn.execute(self.dialect.sql(statement), params)
 
@@ -169,10 +188,22 @@ class RelationalStore:
                 if name in done:
                     continue
                 for statement in statements:
-                    self.execute(statement)
+                    self.execute(statement if isinstance(statement, str) else statement[self.dialect.name])
                 self.execute("INSERT INTO schema_migrations(name, applied_at) VALUES (?, ?)", (name, time.time()))
                 applied.append(name)
         return applied
+
+    def tables_with_column(self, column: str) -> list[str]:
+        """The tables of the schema that have ``column``, read from the database's own catalogue, so a
+        table added by a later migration is found without being listed anywhere."""
+        return [
+            r[0]
+            for r in self.query(
+                "SELECT m.name FROM sqlite_master AS m JOIN pragma_table_info(m.name) AS c "
+                "WHERE m.type = 'table' AND c.name = ? ORDER BY m.name",
+                (column,),
+            )
+        ]
 
     def dataset_id(self) -> str:
         """A random id created with the data set, the same for every process that opens it."""
@@ -191,11 +222,10 @@ class RelationalStore:
     def insert_memories(self, memories: Sequence[Memory], external_ids: Sequence[str | None] | None = None) -> None:
         placeholders = ", ".join("?" * _N_COLUMNS)
         keys = external_ids if external_ids is not None else [m.source_id for m in memories]
-        with self._connection("write") as conn:
-            conn.executemany(
-                self.dialect.sql(f"INSERT INTO memories ({_COLUMNS}) VALUES ({placeholders})"),
-                [_row(m, key) for m, key in zip(memories, keys, strict=True)],
-            )
+        self.executemany(
+            f"INSERT INTO memories ({_COLUMNS}) VALUES ({placeholders})",
+            [_row(m, key) for m, key in zip(memories, keys, strict=True)],
+        )
 
     def update_memory(self, m: Memory) -> None:
         """Rewrite every column but ``id`` and ``external_id``."""
@@ -269,6 +299,105 @@ class RelationalStore:
             self.execute(f"DELETE FROM edges WHERE src IN ({marks}) OR dst IN ({marks})", chunk + chunk)
             self.execute(f"DELETE FROM memories WHERE id IN ({marks})", chunk)
 
+    def activations(self, ids: Sequence[str]) -> list[tuple[str, str, str, float, float]]:
+        """``(id, namespace, layer, act_log_base, act_ref_time)`` of the stored ones among ``ids``."""
+        found: list[tuple[str, str, str, float, float]] = []
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            marks = ", ".join("?" * len(chunk))
+            found += [
+                (r[0], r[1], r[2], float(r[3]), float(r[4]))
+                for r in self.query(
+                    f"SELECT id, namespace, layer, act_log_base, act_ref_time FROM memories WHERE id IN ({marks})",
+                    chunk,
+                )
+            ]
+        return found
+
+    def reinforce(self, rows: Sequence[tuple[float, float, int, str]]) -> None:
+        """New activations ``(act_log_base, act_ref_time, added accesses, id)``; call inside a transaction."""
+        self.executemany(
+            "UPDATE memories SET act_log_base = ?, act_ref_time = ?, access_count = access_count + ? WHERE id = ?",
+            rows,
+        )
+
+    def indexed_ids(self, namespace: str, layer: str, *, order: str = "seq", limit: int | None = None) -> list[str]:
+        """Ids of the active indexed memories of a namespace's layer — what its indexes should hold —
+        in write order (``order="seq"``), newest first (``"newest"``) or a random draw (``"random"``)."""
+        orders = {"seq": "seq", "newest": "id DESC", "random": "RANDOM()"}  # ULIDs sort by time
+        statement = (
+            "SELECT id FROM memories WHERE namespace = ? AND layer = ? AND status = ? AND indexed = 1 "
+            f"ORDER BY {orders[order]}"
+        )
+        params: list[Any] = [namespace, layer, Status.ACTIVE.value]
+        if limit is not None:
+            statement += " LIMIT ?"
+            params.append(int(limit))
+        return [r[0] for r in self.query(statement, params)]
+
+    def by_activation_key(
+        self, namespace: str, layer: str, rate: float, epoch: float, limit: int
+    ) -> list[tuple[str, float]]:
+        """``(id, key)`` of the ``limit`` active indexed memories of a layer with the highest activation
+        key ``act_log_base + rate * (act_ref_time - epoch)``: the activation index's order, computed from
+        the rows (the degraded activation channel)."""
+        return [
+            (r[0], float(r[1]))
+            for r in self.query(
+                "SELECT id, act_log_base + ? * (act_ref_time - ?) AS k FROM memories WHERE namespace = ? AND layer = ? "
+                "AND status = ? AND indexed = 1 ORDER BY k DESC, id DESC LIMIT ?",
+                (rate, epoch, namespace, layer, Status.ACTIVE.value, int(limit)),
+            )
+        ]
+
+    def _snapshot_where(self, statuses: Sequence[str], layers: Sequence[str]) -> str:
+        return (
+            f"namespace = ? AND indexed = 1 AND status IN ({', '.join('?' * len(statuses))}) "
+            f"AND layer IN ({', '.join('?' * len(layers))})"
+        )
+
+    def snapshot(self, namespace: str, statuses: Sequence[str], layers: Sequence[str]) -> list[Memory]:
+        """The namespace's indexed memories with one of ``statuses`` in ``layers``, in write order."""
+        return self.select(self._snapshot_where(statuses, layers), [namespace, *statuses, *layers], order="seq")
+
+    def snapshot_version(self, namespace: str, statuses: Sequence[str], layers: Sequence[str]) -> tuple[Any, ...]:
+        """``(count, last seq, last update)`` of what :meth:`snapshot` returns: changes when any of it does."""
+        where = self._snapshot_where(statuses, layers)
+        return tuple(self.query(
+            f"SELECT COUNT(*), MAX(seq), MAX(updated_at) FROM memories WHERE {where}", [namespace, *statuses, *layers]
+        )[0])
+
+    def has_status(self, namespace: str, status: str) -> bool:
+        """Whether any memory of the namespace has ``status``."""
+        rows = self.query("SELECT 1 FROM memories WHERE namespace = ? AND status = ? LIMIT 1", (namespace, status))
+        return bool(rows)
+
+    def memory_counts(self, namespace: str | None = None) -> list[tuple[str, str, str, bool, int]]:
+        """``(namespace, layer, status, indexed, count)`` of every group of memories (of one namespace)."""
+        where, params = ("namespace = ?", [namespace]) if namespace is not None else ("1=1", [])
+        return [
+            (r[0], r[1], r[2], bool(r[3]), int(r[4]))
+            for r in self.query(
+                f"SELECT namespace, layer, status, indexed, COUNT(*) FROM memories WHERE {where} "
+                "GROUP BY namespace, layer, status, indexed",
+                params,
+            )
+        ]
+
+    def external_ids(self, ids: Sequence[str]) -> dict[str, str | None]:
+        """``id -> external_id`` (the caller's ``source_id``) of the stored ones among ``ids``."""
+        found: dict[str, str | None] = {}
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            marks = ", ".join("?" * len(chunk))
+            for mid, ext in self.query(f"SELECT id, external_id FROM memories WHERE id IN ({marks})", chunk):
+                found[mid] = ext
+        return found
+
+    def ids_in(self, namespace: str) -> list[str]:
+        """Every memory id of the namespace, in write order."""
+        return [r[0] for r in self.query("SELECT id FROM memories WHERE namespace = ? ORDER BY seq", (namespace,))]
+
     def namespaces(self) -> list[str]:
         return [r[0] for r in self.query("SELECT DISTINCT namespace FROM memories ORDER BY namespace")]
 
@@ -277,13 +406,10 @@ class RelationalStore:
 
     # -- edges -----------------------------------------------------------------------------------
     def add_edges(self, edges: Iterable[Edge]) -> None:
-        with self._connection("write") as conn:
-            conn.executemany(
-                self.dialect.sql(
-                    "INSERT INTO edges(src, dst, kind, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING"
-                ),
-                [(e.src, e.dst, e.kind.value, to_ts(e.created_at)) for e in edges],
-            )
+        self.executemany(
+            "INSERT INTO edges(src, dst, kind, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            [(e.src, e.dst, e.kind.value, to_ts(e.created_at)) for e in edges],
+        )
 
     def edges(self, memory_id: str, *, kind: EdgeKind | None = None, direction: str = "out") -> list[Edge]:
         column = "src" if direction == "out" else "dst"
@@ -301,13 +427,12 @@ class RelationalStore:
     def put_embeddings(self, model: str, vectors: dict[str, np.ndarray]) -> None:
         """Cache vectors of stored memories only: a vector computed for a memory erased meanwhile (a
         recall snapshot or another process still held it) must not bring the erased content back."""
-        with self._connection("write") as conn:
-            conn.executemany(
-                self.dialect.sql("INSERT INTO embeddings(memory_id, model, vector) SELECT ?, ?, ? "
-                    "WHERE EXISTS (SELECT 1 FROM memories WHERE id = ?) "
-                    "ON CONFLICT(memory_id) DO UPDATE SET model = excluded.model, vector = excluded.vector"),
-                [(mid, model, np.asarray(v, dtype=np.float32).tobytes(), mid) for mid, v in vectors.items()],
-            )
+        self.executemany(
+            "INSERT INTO embeddings(memory_id, model, vector) SELECT ?, ?, ? "
+            "WHERE EXISTS (SELECT 1 FROM memories WHERE id = ?) "
+            "ON CONFLICT(memory_id) DO UPDATE SET model = excluded.model, vector = excluded.vector",
+            [(mid, model, np.asarray(v, dtype=np.float32).tobytes(), mid) for mid, v in vectors.items()],
+        )
 
     def get_embeddings(self, model: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         found: dict[str, np.ndarray] = {}
@@ -328,16 +453,13 @@ class RelationalStore:
         A memory has at most one pending sync row per target (a row means "bring it in step", whatever
         happened before): new work coalesces into the existing row, un-parks it, clears its failure count
         and bumps its version so a drain in flight does not delete it."""
-        with self._connection("write") as conn:
-            conn.executemany(
-                self.dialect.sql(
-                    "INSERT INTO outbox(memory_id, namespace, layer, target, op, created_at) VALUES (?, ?, ?, ?, ?, ?) "
-                    "ON CONFLICT(memory_id, target) WHERE op = 'sync' AND memory_id IS NOT NULL DO UPDATE SET "
-                    "namespace = excluded.namespace, layer = excluded.layer, attempts = 0, last_error = NULL, "
-                    "parked = 0, version = outbox.version + 1"
-                ),
-                [(*item, now) for item in items],
-            )
+        self.executemany(
+            "INSERT INTO outbox(memory_id, namespace, layer, target, op, created_at) VALUES (?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT(memory_id, target) WHERE op = 'sync' AND memory_id IS NOT NULL DO UPDATE SET "
+            "namespace = excluded.namespace, layer = excluded.layer, attempts = 0, last_error = NULL, "
+            "parked = 0, version = outbox.version + 1",
+            [(*item, now) for item in items],
+        )
 
     def pending(
         self, *, memory_ids: Sequence[str] | None = None, target: str | None = None, limit: int = 500,

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hindsight_core.store.sql import RelationalStore
-from hindsight_core.types import PERSISTENT_LAYERS, Status
+from hindsight_core.types import PERSISTENT_LAYERS
 from hindsight_core.vectors.base import VectorIndex
 from hindsight_core.write.outbox import SYNC, VECTOR, ApplyReport, OutboxApplier
 
@@ -82,26 +82,17 @@ def probe(index: VectorIndex, layer: str, namespace: str, samples: Mapping[str, 
     return None
 
 
-def _active(store: RelationalStore, namespace: str, layer: str, order: str, limit: int | None) -> list[str]:
-    sql = "SELECT id FROM memories WHERE namespace = ? AND layer = ? AND status = ? AND indexed = 1"
-    params: list[object] = [namespace, layer, Status.ACTIVE.value]
-    if limit is not None:
-        sql += f" ORDER BY {order} LIMIT ?"
-        params.append(limit)
-    return [r[0] for r in store.query(sql, params)]
-
-
 def _samples(store: RelationalStore, embedder_name: str, namespace: str, layer: str) -> dict[str, np.ndarray]:
     size = PROBE_RECENT + PROBE_RANDOM
-    ids = _active(store, namespace, layer, "id DESC", PROBE_RECENT)  # ULIDs: newest first
-    ids += _active(store, namespace, layer, "RANDOM()", size)  # may repeat recent ones: draw enough
+    ids = store.indexed_ids(namespace, layer, order="newest", limit=PROBE_RECENT)
+    ids += store.indexed_ids(namespace, layer, order="random", limit=size)  # may repeat recent ones: draw enough
     return store.get_embeddings(embedder_name, list(dict.fromkeys(ids))[:size])
 
 
 def _resync(store: RelationalStore, outbox: OutboxApplier, namespaces: list[str], layer: str, now: float,
             report: ReconcileReport) -> None:
     rows: list[tuple[str | None, str, str | None, str, str]] = [
-        (mid, ns, layer, VECTOR, SYNC) for ns in namespaces for mid in _active(store, ns, layer, "", None)
+        (mid, ns, layer, VECTOR, SYNC) for ns in namespaces for mid in store.indexed_ids(ns, layer)
     ]
     with store.transaction() as tx:
         tx.enqueue(rows, now)

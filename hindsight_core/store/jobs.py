@@ -1,11 +1,14 @@
-"""Consolidation jobs (table ``consolidation_jobs``): pending → running → done | failed."""
+"""Consolidation bookkeeping: jobs (table ``consolidation_jobs``: pending → running → done | failed) and
+the episodes already distilled (table ``consolidated_episodes``), so a run never distils one twice."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from hindsight_core.store.sql import RelationalStore
+from hindsight_core.types import Layer, Memory, Status
 
 PENDING, RUNNING, DONE, FAILED = "pending", "running", "done", "failed"
 STATUSES = (PENDING, RUNNING, DONE, FAILED)
@@ -22,12 +25,12 @@ def create(
 ) -> int:
     """A new job row; ``owner`` is the lease owner running it (see :func:`abandon`)."""
     with store.transaction() as tx:
-        cursor = tx.execute(
+        rows = tx.query(
             "INSERT INTO consolidation_jobs(namespace, session_id, trigger, status, attempts, created_at, "
-            "updated_at, owner) VALUES (?, ?, ?, ?, 1, ?, ?, ?)",
+            "updated_at, owner) VALUES (?, ?, ?, ?, 1, ?, ?, ?) RETURNING id",
             (namespace, session_id, trigger, status, now, now, owner),
         )
-        return int(cursor.lastrowid or 0)
+        return int(rows[0][0])
 
 
 def finish(
@@ -89,3 +92,28 @@ def get(store: RelationalStore, job_id: int) -> dict[str, Any] | None:
         return None
     keys = ("id", "namespace", "session_id", "trigger", "status", "attempts", "episodes", "last_error")
     return dict(zip(keys, rows[0], strict=True))
+
+
+def mark_consolidated(tx: RelationalStore, namespace: str, memory_ids: Sequence[str], job_id: int | None,
+                      now: float) -> None:
+    """Record episodes as distilled by ``job_id`` (inside the transaction that writes what they became);
+    an episode already marked keeps its first job."""
+    tx.executemany(
+        "INSERT INTO consolidated_episodes(memory_id, namespace, job_id, consolidated_at) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT(memory_id) DO NOTHING",
+        [(mid, namespace, job_id, now) for mid in memory_ids],
+    )
+
+
+def unconsolidated(store: RelationalStore, namespace: str, session_id: str | None) -> list[Memory]:
+    """The namespace's active or cold episodes (of one session, when given) not yet distilled, in the
+    order they happened."""
+    where = (
+        "namespace = ? AND layer = ? AND status IN (?, ?) AND id NOT IN "
+        "(SELECT memory_id FROM consolidated_episodes WHERE namespace = ?)"
+    )
+    params: list[Any] = [namespace, Layer.EPISODIC.value, Status.ACTIVE.value, Status.COLD.value, namespace]
+    if session_id is not None:
+        where += " AND session_id = ?"
+        params.append(session_id)
+    return store.select(where, params, order="occurred_at, seq")
