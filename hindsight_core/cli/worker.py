@@ -89,7 +89,7 @@ def worker(
     if extractor is not None:
         kwargs["extractor"] = _load_extractor(extractor)
     hs = Hindsight(s.path or default_path(), redis_url=s.redis_url or None, chroma_url=s.chroma_url or None,
-                   **kwargs)
+                   database_url=s.database_url or None, **kwargs)
     try:
         loop = DeploymentWorker(hs, interval_s=interval, min_episodes=min_episodes, max_wait_s=max_wait,
                                 sweep_interval_s=sweep_interval)
