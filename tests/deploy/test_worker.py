@@ -35,8 +35,9 @@ BATCH = 3
 class Worker:
     """One ``hindsight worker`` process; its log (stderr) goes to a file the test reads."""
 
-    def __init__(self, data: Path, chroma_url: str, log: Path, *args: str, delay: float | None = None) -> None:
-        env = service_env()
+    def __init__(self, data: Path, chroma_url: str, log: Path, *args: str, delay: float | None = None,
+                 env: dict[str, str] | None = None) -> None:
+        env = {**service_env(), **(env or {})}
         env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parent), env["PYTHONPATH"]])
         if delay is not None:
             env["HS_TEST_EXTRACT_DELAY"] = str(delay)
