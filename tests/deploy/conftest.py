@@ -5,12 +5,14 @@ here touches the shared Redis on 6379."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -204,3 +206,53 @@ def redis_cluster(tmp_path: Path) -> Iterator[RedisCluster]:
         yield cluster
     finally:
         cluster.stop()
+
+
+class PrivatePostgres:
+    """A private PostgreSQL 15 cluster (``initdb`` in a temp dir, trust auth, a free port) that a test
+    may stop and restart without touching the shared server on 5432. Run as the ``postgres`` user when
+    the tests run as root (``initdb`` refuses root)."""
+
+    BIN = Path("/usr/lib/postgresql/15/bin")
+
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self.data = workdir / "pgdata"
+        self.port = free_port()
+
+    @property
+    def url(self) -> str:
+        return f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
+
+    def _run(self, *args: str) -> None:
+        prefix = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+        done = subprocess.run([*prefix, *args], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stdout + done.stderr
+
+    def init(self) -> None:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        if os.geteuid() == 0:
+            shutil.chown(self.workdir, "postgres")
+        self._run(str(self.BIN / "initdb"), "-D", str(self.data), "-A", "trust", "-U", "postgres")
+
+    def start(self) -> None:
+        self._run(str(self.BIN / "pg_ctl"), "-D", str(self.data), "-l", str(self.workdir / "log"), "-w", "-o",
+                  f"-p {self.port} -k {self.workdir} -c listen_addresses=127.0.0.1", "start")
+
+    def stop(self, mode: str = "fast") -> None:
+        self._run(str(self.BIN / "pg_ctl"), "-D", str(self.data), "-m", mode, "-w", "stop")
+
+
+@pytest.fixture
+def private_postgres(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrivatePostgres]:
+    if not (PrivatePostgres.BIN / "initdb").exists():
+        pytest.fail("PostgreSQL 15 binaries are required (/usr/lib/postgresql/15/bin)")
+    server = PrivatePostgres(Path(tempfile.mkdtemp(prefix="deploy-pg-")))
+    server.init()
+    server.start()
+    try:
+        yield server
+    finally:
+        with contextlib.suppress(AssertionError):  # already stopped
+            server.stop("immediate")
+        shutil.rmtree(server.workdir, ignore_errors=True)
