@@ -452,6 +452,13 @@ def stats(
     console.print(f"outbox: {figures.outbox_pending} pending, {figures.outbox_parked} parked", markup=False)
     for parked in figures.outbox_errors[:10]:
         console.print(f"  parked {parked.target} {parked.memory_id}: {parked.error}", markup=False)
+    if figures.workers:
+        running = Table("worker", "state", "passes", "outbox applied", "consolidations", "episodes", "sweeps",
+                        "last error", title=f"{len(figures.workers)} workers")
+        for w in figures.workers:
+            running.add_row(f"{w.host}:{w.pid}", w.state, str(w.passes), str(w.outbox_applied), str(w.consolidations),
+                            str(w.episodes_consolidated), str(w.sweeps), w.last_error or "-")
+        console.print(running)
 
 
 # -- import / export ------------------------------------------------------------------------------

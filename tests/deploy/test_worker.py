@@ -106,6 +106,11 @@ def test_worker_consolidates_drains_reports_and_stops_on_sigterm(
             running = wait_for(lambda: app.stats().workers, "a heartbeat in stats()", proc=worker)
             assert len(running) == 1 and running[0].pid == worker.proc.pid
             assert running[0].episodes_consolidated == len(SENTENCES) and running[0].consolidations >= 2
+            shown = subprocess.run(
+                [sys.executable, "-m", "hindsight_core.cli", "--path", str(data), "--chroma-url", chroma_server.url,
+                 "--no-progress", "stats"], capture_output=True, text=True, env=service_env(), timeout=120,
+            )
+            assert shown.returncode == 0 and "1 workers" in shown.stdout and str(worker.proc.pid) in shown.stdout
             # Chroma goes away; the app's writes wait in the outbox; the worker drains them when it is back
             chroma_server.kill()
             late = [app.record(f"The parcel for flat {i} is at the front desk.", "user:0", session_id="s2").id
