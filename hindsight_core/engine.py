@@ -17,18 +17,19 @@ import asyncio
 import functools
 import inspect
 import logging
-import os
 import threading
 from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
+from hindsight_core import environment
 from hindsight_core.activation.base import ActivationIndex
-from hindsight_core.clock import Clock, system_clock
+from hindsight_core.clock import Clock, system_clock, to_ts
 from hindsight_core.config import HindsightConfig
 from hindsight_core.context import EngineContext
 from hindsight_core.embeddings.base import Embedder, resolve_embedder
+from hindsight_core.environment import default_path
 from hindsight_core.errors import EngineClosedError, InvalidInputError, UnknownNamespaceError
 from hindsight_core.lifecycle.api import LifecycleService
 from hindsight_core.maintenance import IndexMaintenance
@@ -37,11 +38,11 @@ from hindsight_core.ownership import DirectoryLock, releases_on_failure
 from hindsight_core.portability import ImportReport, PortabilityService
 from hindsight_core.progress import Progress, track
 from hindsight_core.recall.api import RecallService
-from hindsight_core.store import open_store
+from hindsight_core.store import open_store, workers
 from hindsight_core.store.sql import RelationalStore
 from hindsight_core.text.tokens import TokenCounter, default_token_counter
 from hindsight_core.transcripts import Entries, TranscriptService
-from hindsight_core.types import Event, Kind, Layer, Memory, Stats, Status
+from hindsight_core.types import Event, Kind, Layer, Memory, Stats, Status, WorkerStatus
 from hindsight_core.validation import check_id, check_namespace
 from hindsight_core.vectors.base import VectorIndex
 from hindsight_core.write.outbox import ACTIVATION, VECTOR, ApplyReport, OutboxApplier
@@ -54,14 +55,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("hindsight")
 
-DEFAULT_PATH_ENV = "HINDSIGHT_PATH"
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
-
-def default_path() -> Path:
-    return Path(os.environ.get(DEFAULT_PATH_ENV, ".hindsight"))
 
 
 def _twin(
@@ -115,6 +112,11 @@ class Hindsight:
     ) -> None:
         self.path = Path(path) if path is not None else default_path()
         self.path.mkdir(parents=True, exist_ok=True)
+        # Services an argument does not name come from the environment (hindsight_core.environment).
+        database_url = environment.database_url(database_url)
+        chroma_url = environment.chroma_url(chroma_url) if vector_index is None else chroma_url
+        if activation_index is None and redis_client is None:
+            redis_url = environment.redis_url(redis_url)
         # Taken before anything else is created: a refused engine leaves the directory untouched.
         self._owner = self._claim_directory(chroma_url, vector_index)
         self._closed = False
@@ -548,6 +550,7 @@ class Hindsight:
         for ns, ns_stats in stats.namespaces.items():
             self._lifecycle.extend_stats(ns, ns_stats)
             self._recall.extend_stats(ns, ns_stats)
+        stats.workers = [WorkerStatus.model_validate(w) for w in workers.live(self.store, to_ts(self.now()))]
         return stats
 
     def close(self) -> None:

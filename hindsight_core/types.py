@@ -143,6 +143,26 @@ class ParkedWork(BaseModel):
     error: str | None = None
 
 
+class WorkerStatus(BaseModel):
+    """One running ``hindsight worker`` as its last heartbeat described it (see ``store/workers.py``)."""
+
+    model_config = ConfigDict(extra="allow")
+    owner: str
+    host: str = ""
+    pid: int = 0
+    started_at: float = 0.0
+    heartbeat_at: float = 0.0
+    #: What it was doing: ``idle``, ``draining the outbox``, ``consolidating <namespace>``, ``sweeping``...
+    state: str = ""
+    passes: int = 0
+    outbox_applied: int = 0
+    consolidations: int = 0
+    episodes_consolidated: int = 0
+    memories_created: int = 0
+    sweeps: int = 0
+    last_error: str | None = None
+
+
 class Stats(BaseModel):
     namespaces: dict[str, NamespaceStats] = Field(default_factory=dict)
     outbox_pending: int = 0
@@ -150,3 +170,5 @@ class Stats(BaseModel):
     #: Parked outbox rows (not counted in ``outbox_pending``) and, for the first 100, what failed.
     outbox_parked: int = 0
     outbox_errors: list[ParkedWork] = Field(default_factory=list)
+    #: The ``hindsight worker`` processes serving this data set, with their progress.
+    workers: list[WorkerStatus] = Field(default_factory=list)

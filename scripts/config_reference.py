@@ -34,13 +34,20 @@ ENV_VARS: dict[str, tuple[str, str]] = {
         "Data directory of `Hindsight()` without `path=`, and of the process-wide engine the LangChain and "
         "LlamaIndex adapters share when given no `engine=`.",
     ),
+    "HINDSIGHT_DATABASE_URL": (
+        "unset",
+        "`database_url` of every engine built without it (yours, the adapters' shared engine, the command line's "
+        "`--database-url`): a `postgresql://` store instead of SQLite in the data directory. An argument wins.",
+    ),
     "HINDSIGHT_REDIS_URL": (
         "unset",
-        "The `hindsight` command line's `--redis-url` (activation in Redis); the option wins.",
+        "`redis_url` of every engine built without it (and the command line's `--redis-url`); "
+        "`redis+cluster://host:port` for a Redis Cluster. An argument wins; `redis_url=\"\"` turns it off.",
     ),
     "HINDSIGHT_CHROMA_URL": (
         "unset",
-        "The `hindsight` command line's `--chroma-url` (a Chroma server); the option wins.",
+        "`chroma_url` of every engine built without it (and the command line's `--chroma-url`): a Chroma "
+        "server. An argument wins; `chroma_url=\"\"` is embedded Chroma.",
     ),
 }
 
@@ -48,6 +55,8 @@ ENV_VARS: dict[str, tuple[str, str]] = {
 ENGINE_OPTIONS: dict[str, str] = {
     "path": "Data directory: the SQLite file, the embedded Chroma index, archives and the ownership lock. "
     "An embedded directory belongs to one engine at a time (`DataDirectoryInUseError`).",
+    "database_url": "A `postgresql://` URL (the `postgres` extra): the relational store on PostgreSQL instead of "
+    "SQLite in `path`; `None` reads `HINDSIGHT_DATABASE_URL`.",
     "redis_url": "Keep activation in Redis sorted sets at this URL instead of the SQLite table.",
     "chroma_url": "Use a Chroma server (`HttpClient`) at this URL instead of the embedded index; processes that "
     "share memory need it.",

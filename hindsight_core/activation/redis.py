@@ -1,10 +1,14 @@
 """Activation index on Redis sorted sets.
 
 Keys are ``{prefix}:{<namespace>}:act:<layer>``; the braces are a Redis Cluster hash tag, so every key of
-a namespace lives in one slot and multi-key operations on a namespace stay legal in a cluster."""
+a namespace lives in one slot and multi-key operations on a namespace stay legal in a cluster.
+
+``redis+cluster://host:port`` (or ``rediss+cluster://``) connects a ``RedisCluster`` client through any
+one node; it discovers the others. Any other URL is a single server (``redis.Redis.from_url``)."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -25,15 +29,38 @@ def _backend(what: str) -> Iterator[None]:
         raise
 
 
+CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
+
+
+def connect(url: str) -> Any:
+    """A redis-py client for ``url``: a cluster client for the ``+cluster`` schemes. A cluster client
+    contacts the cluster as it is built (to learn the slot map), so the index builds it on first use:
+    an unreachable cluster is then an outage like an unreachable server, not a failure to open."""
+    redis = require("redis", "redis")
+    scheme, sep, rest = url.partition("://")
+    timeouts = {"socket_timeout": 2.0, "socket_connect_timeout": 2.0}
+    if sep and scheme.lower() in CLUSTER_SCHEMES:
+        return redis.RedisCluster.from_url(f"{CLUSTER_SCHEMES[scheme.lower()]}://{rest}", **timeouts)
+    return redis.Redis.from_url(url, **timeouts)
+
+
 class RedisActivationIndex:
     def __init__(self, client: Any = None, *, url: str | None = None, prefix: str = "hindsight") -> None:
         if client is None:
-            redis = require("redis", "redis")
-            client = redis.Redis.from_url(
-                url or "redis://127.0.0.1:6379/0", socket_timeout=2.0, socket_connect_timeout=2.0
-            )
-        self._r = client
+            require("redis", "redis")  # a missing extra is reported at open, not at the first write
+        self._client = client
+        self._url = url or "redis://127.0.0.1:6379/0"
+        self._connect_lock = threading.Lock()
         self._prefix = prefix
+
+    @property
+    def _r(self) -> Any:
+        """The client, built on first use (see :func:`connect`); call inside :func:`_backend`."""
+        if self._client is None:
+            with self._connect_lock:
+                if self._client is None:
+                    self._client = connect(self._url)
+        return self._client
 
     def key(self, namespace: str, layer: str) -> str:
         return f"{self._prefix}:{{{namespace}}}:act:{layer}"
@@ -92,4 +119,5 @@ class RedisActivationIndex:
             return False
 
     def close(self) -> None:
-        self._r.close()
+        if self._client is not None:
+            self._client.close()

@@ -2,7 +2,8 @@
 
 Every command opens the engine the same way the library's default does (``--path`` /
 ``$HINDSIGHT_PATH``, ``--redis-url`` / ``$HINDSIGHT_REDIS_URL``, ``--chroma-url`` /
-``$HINDSIGHT_CHROMA_URL``; an explicit option wins over the variable), prints rich tables for people and
+``$HINDSIGHT_CHROMA_URL``, ``--database-url`` / ``$HINDSIGHT_DATABASE_URL``; an explicit option wins over
+the variable), prints rich tables for people and
 ``--json`` for scripts, and exits with a code a script can branch on (:data:`EXIT_CODES`)."""
 
 from __future__ import annotations
@@ -61,8 +62,9 @@ class _Settings:
     """What the root options chose; read by every command through the click context."""
 
     def __init__(self, path: Path | None, redis_url: str | None, chroma_url: str | None, progress: bool,
-                 engine_kwargs: dict[str, Any]) -> None:
+                 engine_kwargs: dict[str, Any], database_url: str | None = None) -> None:
         self.path = path
+        self.database_url = database_url
         self.redis_url = redis_url
         self.chroma_url = chroma_url
         self.progress = progress
@@ -122,13 +124,18 @@ def _root(
         str | None,
         typer.Option("--chroma-url", envvar="HINDSIGHT_CHROMA_URL", help="URL of a Chroma server."),
     ] = None,
+    database_url: Annotated[
+        str | None,
+        typer.Option("--database-url", envvar="HINDSIGHT_DATABASE_URL",
+                      help="postgresql:// URL of the relational store [default: SQLite in --path]."),
+    ] = None,
     progress: Annotated[
         bool, typer.Option("--progress/--no-progress", help="Progress bars on stderr for long operations.")
     ] = True,
 ) -> None:
     # ``obj`` (a dict) carries extra engine arguments for embedding callers and tests: a clock, an embedder.
     extra = ctx.obj if isinstance(ctx.obj, dict) else {}
-    _current.set(_Settings(path, redis_url, chroma_url, progress, dict(extra)))
+    _current.set(_Settings(path, redis_url, chroma_url, progress, dict(extra), database_url))
 
 
 _current: ContextVar[_Settings] = ContextVar("hindsight_cli_settings")
@@ -147,7 +154,7 @@ def _engine() -> Iterator[Hindsight]:
     s = _settings()
     kwargs: dict[str, Any] = {"background_consolidation": False, **s.engine_kwargs}
     hs = Hindsight(s.path or default_path(), redis_url=s.redis_url or None, chroma_url=s.chroma_url or None,
-                   **kwargs)
+                   database_url=s.database_url or None, **kwargs)
     try:
         yield hs
     finally:
@@ -445,6 +452,13 @@ def stats(
     console.print(f"outbox: {figures.outbox_pending} pending, {figures.outbox_parked} parked", markup=False)
     for parked in figures.outbox_errors[:10]:
         console.print(f"  parked {parked.target} {parked.memory_id}: {parked.error}", markup=False)
+    if figures.workers:
+        running = Table("worker", "state", "passes", "outbox applied", "consolidations", "episodes", "sweeps",
+                        "last error", title=f"{len(figures.workers)} workers")
+        for w in figures.workers:
+            running.add_row(f"{w.host}:{w.pid}", w.state, str(w.passes), str(w.outbox_applied), str(w.consolidations),
+                            str(w.episodes_consolidated), str(w.sweeps), w.last_error or "-")
+        console.print(running)
 
 
 # -- import / export ------------------------------------------------------------------------------
@@ -738,6 +752,10 @@ def ui(
 
     with _engine() as hs:
         serve(hs, host=host, port=port, writable=writable, open_browser=open_browser)
+
+
+# `hindsight worker` lives in its own module; importing it registers the command on ``app``.
+from hindsight_core.cli import worker as _worker  # noqa: E402, F401
 
 
 def main() -> None:

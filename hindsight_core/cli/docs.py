@@ -7,8 +7,10 @@ INTRO = """# The `hindsight` command line
 
 `pip install hindsight-memory` installs the `hindsight` command (also `python -m hindsight_core.cli`).
 It opens the same memory your code does: the embedded directory from `--path` or `$HINDSIGHT_PATH`
-(default `./.hindsight`), and `--redis-url` / `$HINDSIGHT_REDIS_URL`, `--chroma-url` /
-`$HINDSIGHT_CHROMA_URL` for a deployment on servers; an option wins over its variable.
+(default `./.hindsight`), and `--database-url` / `$HINDSIGHT_DATABASE_URL`, `--redis-url` /
+`$HINDSIGHT_REDIS_URL`, `--chroma-url` / `$HINDSIGHT_CHROMA_URL` for a deployment on servers; an option
+wins over its variable. `hindsight worker` is the long-running process of such a deployment
+(docs/deploy.md).
 
 An embedded directory is owned by one engine at a time: while your application holds it open, the
 command exits with code 3 and says so (close the application, or run Chroma as a server so that several
@@ -36,6 +38,7 @@ hindsight show 01J...                                   # sources, supersedes ch
 hindsight recall user:ana "what should I cook tonight?" # per-channel scores and the injected text
 hindsight sweep --dry-run                               # what would go cold or be archived, and when
 hindsight export user:ana -o ana.jsonl && hindsight --path /elsewhere import ana.jsonl
+hindsight --database-url postgresql://db/hs --chroma-url http://chroma:8000 worker  # until SIGTERM
 ```
 
 `import` is idempotent: every event gets a `source_id` derived from its position and text (or keeps its

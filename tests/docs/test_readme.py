@@ -45,7 +45,9 @@ def test_snippets_run_as_written(doc: str, tmp_path: Path) -> None:
     (tmp_path / "run.py").write_text(RUNNER, encoding="utf-8")
     work = tmp_path / "work"
     work.mkdir()
-    env = {key: value for key, value in os.environ.items() if key != "HINDSIGHT_PATH"}
+    # the snippets build engines from the defaults: no deployment variable of the caller's may leak in
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith("HINDSIGHT_") or key.startswith("HINDSIGHT_TEST_")}
     env.update(ANONYMIZED_TELEMETRY="False", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
                TOKENIZERS_PARALLELISM="false", PYTHONPATH=os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]))
     result = subprocess.run([sys.executable, str(tmp_path / "run.py"), str(tmp_path / "blocks.json"), doc],
