@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from hindsight_core.optional import require
+from hindsight_core.integration import require
 
 require("langgraph.store.base", "langchain")
 
@@ -40,7 +40,12 @@ from langgraph.store.base import (  # noqa: E402
 )
 from langgraph.store.base import validate_op_namespace as _validate_op_namespace  # noqa: E402
 
-from hindsight_langchain._common import resolve_engine  # noqa: E402
+from hindsight_core.integration import (  # noqa: E402
+    InvalidInputError,
+    check_metadata,
+    check_text,
+    resolve_engine,
+)
 
 if TYPE_CHECKING:
     from hindsight_core import Hindsight, Memory
@@ -63,8 +68,6 @@ def _encode_label(label: str) -> str:
     try:
         return "".join(ch if _SAFE.fullmatch(ch) else "".join(f"={b:02X}" for b in ch.encode()) for ch in label)
     except UnicodeEncodeError as exc:
-        from hindsight_core.errors import InvalidInputError
-
         raise InvalidInputError(f"namespace label {label!r} is not valid Unicode (lone surrogate)") from exc
 
 
@@ -268,9 +271,7 @@ class HindsightStore(BaseStore):
 
     def _prepare_put(self, op: PutOp) -> tuple[str, list[Memory], dict[str, Any] | None]:
         """Everything checked before anything changes: a refused put leaves the store as it was."""
-        from hindsight_core.errors import InvalidInputError
-        from hindsight_core.lifecycle.api import PINNED
-        from hindsight_core.validation import check_metadata, check_text
+        from hindsight_core.integration import PINNED
 
         engine_ns = self.engine_namespace(op.namespace)
         check_text(op.key, what="key", max_chars=500)
