@@ -89,7 +89,8 @@ def test_the_log_is_a_transcript_and_only_what_people_said_becomes_memory(hs: Hi
     entries = hs.transcript(ns, "s1")
     assert entries is not None and len(entries) == len(TOOL_TURN)
     recorded = {m.id: m.content for m in hs.find(ns, session_id="s1")}
-    assert sorted(recorded.values()) == sorted(["What's the weather in Lisbon?", "Sunny, up to 24°C.", "谢谢！明天呢？"])
+    said = ["What's the weather in Lisbon?", "Sunny, up to 24°C.", "谢谢！明天呢？"]
+    assert sorted(recorded.values()) == sorted(said)
     assert [e["memory_id"] is not None for e in entries] == [False, True, False, False, True, True]
     assert all(recorded[e["memory_id"]] for e in entries if e["memory_id"])
     assert not any("weather(" in text or "forecast" in text for text in recorded.values())
