@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from hindsight_langchain.memory import HindsightMemory
     from hindsight_langchain.middleware import HindsightMemoryMiddleware
     from hindsight_langchain.retriever import HindsightRetriever
+    from hindsight_langchain.runnable import HindsightRunnable, with_memory
     from hindsight_langchain.store import HindsightStore
     from hindsight_langchain.tools import memory_tools, recall_tool, retain_tool
 
@@ -24,6 +25,8 @@ _EXPORTS = {
     "HindsightRetriever": "hindsight_langchain.retriever",
     "HindsightStore": "hindsight_langchain.store",
     "HindsightMemoryMiddleware": "hindsight_langchain.middleware",
+    "HindsightRunnable": "hindsight_langchain.runnable",
+    "with_memory": "hindsight_langchain.runnable",
     "recall_tool": "hindsight_langchain.tools",
     "retain_tool": "hindsight_langchain.tools",
     "memory_tools": "hindsight_langchain.tools",
@@ -37,11 +40,13 @@ __all__ = [
     "HindsightMemory",
     "HindsightMemoryMiddleware",
     "HindsightRetriever",
+    "HindsightRunnable",
     "HindsightStore",
     "llm_extractor",
     "memory_tools",
     "recall_tool",
     "retain_tool",
+    "with_memory",
 ]
 
 

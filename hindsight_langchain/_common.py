@@ -1,113 +1,150 @@
-"""Helpers shared by the adapters: the engine to use, message (de)serialisation, recall filtering.
+"""Helpers shared by the LangChain adapters: message (de)serialisation, what a turn records, and recall
+that shows up in LangChain's callbacks (LangSmith and other tracers see it as a retriever run).
 
-Every adapter talks to the engine through its public API only (``record``, ``find``, ``recall``,
-``forget`` and their async twins), so an adapter never depends on which backends are configured."""
+Everything engine-side comes from ``hindsight_core`` and ``hindsight_core.integration`` only (the
+adapter boundary, enforced by ``tests/test_adapter_boundary.py``)."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from hindsight_core.optional import require
+from hindsight_core.integration import require
 
 require("langchain_core", "langchain")
 
+from langchain_core.callbacks import AsyncCallbackManager, CallbackManager  # noqa: E402
+from langchain_core.documents import Document  # noqa: E402
 from langchain_core.messages import (  # noqa: E402
-    AIMessage,
     BaseMessage,
+    ToolMessage,
     message_to_dict,
     messages_from_dict,
 )
+from langchain_core.runnables.config import RunnableConfig, ensure_config  # noqa: E402
+
+from hindsight_core.integration import hit_metadata, query_text  # noqa: E402
 
 if TYPE_CHECKING:
-    from hindsight_core import Hindsight, Memory
-    from hindsight_core.recall.types import RecallResult
+    from hindsight_core import Hindsight, RecallHit, RecallResult
 
-#: Metadata key holding the serialised LangChain message of a recorded turn.
-MESSAGE_KEY = "lc_message"
-#: Metadata key of the marker that ``clear()`` leaves in a session log.
-CLEAR_KEY = "lc_clear"
+#: Name of the retriever run a recall emits in LangChain callbacks.
+RECALL_RUN_NAME = "hindsight_recall"
 
 _ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "tool"}
-
-
-#: Recall refuses longer queries; an adapter cuts the input instead, because a chat turn that
-#: ``ConversationBufferMemory`` accepts must not fail just because memory is attached.
-MAX_QUERY_CHARS = 4_000
-
-
-def query_text(text: str) -> str:
-    return text[:MAX_QUERY_CHARS]
-
-
-def resolve_engine(engine: Hindsight | None) -> Hindsight:
-    """The engine passed in, or the process-wide embedded one (so ``HindsightMemory()`` just works)."""
-    if engine is not None:
-        return engine
-    from hindsight_core import shared_engine
-
-    return shared_engine()
 
 
 def role_of(message: BaseMessage) -> str:
     return _ROLES.get(message.type, message.type)
 
 
-def message_text(message: BaseMessage) -> str:
-    """What the engine indexes for a message: its text, plus the tool calls an AI message makes (an AI
-    turn that only calls tools has no text, and the engine refuses empty content)."""
+def memory_text(message: BaseMessage) -> str | None:
+    """What long-term memory keeps of a message, or ``None`` when it is not something a person said.
+
+    User and assistant text is recorded. Tool traffic is not: a tool call's JSON and a tool's reply
+    (``"saved"``) are how the agent worked, not what the user said, and recalled later they crowd out
+    the facts (the save tool records the fact itself). System prompts are instructions. All of them
+    stay in the session log for exact replay."""
+    if isinstance(message, ToolMessage) or message.type in ("tool", "function", "system"):
+        return None
     text = message.text.strip()
-    if isinstance(message, AIMessage) and message.tool_calls:
-        calls = "; ".join(
-            f"{call['name']}({json.dumps(call.get('args', {}), ensure_ascii=False, sort_keys=True)})"
-            for call in message.tool_calls
+    return text or None
+
+
+def message_events(messages: Sequence[BaseMessage], session_id: str | None) -> list[dict[str, Any] | None]:
+    """``record_many`` events for the messages worth remembering, aligned with ``messages`` (``None``
+    where a message is kept only in the log)."""
+    events: list[dict[str, Any] | None] = []
+    for m in messages:
+        text = memory_text(m)
+        events.append(
+            None if text is None else {"content": text, "session_id": session_id, "role": role_of(m), "metadata": {}}
         )
-        text = f"{text}\n[tool calls] {calls}".strip()
-    return text or f"[{message.type} message]"
+    return events
 
 
-def message_events(messages: Sequence[BaseMessage], session_id: str | None) -> list[dict[str, Any]]:
-    """``record_many`` events for messages; the exact message rides in metadata for a lossless read."""
-    return [
-        {
-            "content": message_text(m),
-            "session_id": session_id,
-            "role": role_of(m),
-            "metadata": {MESSAGE_KEY: message_to_dict(m)},
-        }
-        for m in messages
-    ]
+def dump(message: BaseMessage) -> dict[str, Any]:
+    if not isinstance(message, BaseMessage):
+        from hindsight_core.integration import InvalidInputError
+
+        raise InvalidInputError(f"expected a LangChain BaseMessage, got {type(message).__name__}")
+    data: dict[str, Any] = message_to_dict(message)
+    return data
 
 
-def session_log(memories: Iterable[Memory]) -> list[Memory]:
-    """The turns of a session after its last ``clear()`` marker, in write order."""
-    log: list[Memory] = []
-    for m in memories:
-        if CLEAR_KEY in m.metadata:
-            log = []
-        elif MESSAGE_KEY in m.metadata:
-            log.append(m)
-    return log
+def load(entries: Sequence[dict[str, Any]]) -> list[BaseMessage]:
+    return list(messages_from_dict([e["message"] for e in entries]))
 
 
-def to_messages(memories: Iterable[Memory]) -> list[BaseMessage]:
-    return list(messages_from_dict([m.metadata[MESSAGE_KEY] for m in memories]))
+def hit_document(hit: RecallHit) -> Document:
+    """One recalled memory as a ``Document``; metadata is the shape both frameworks share
+    (:func:`hindsight_core.integration.hit_metadata`: ``memory_id``, ``score``, ``layer`` ...)."""
+    return Document(id=hit.memory.id, page_content=hit.memory.content, metadata=hit_metadata(hit))
 
 
-def without_known(result: RecallResult, known_ids: set[str], known_texts: set[str] | None = None) -> RecallResult:
-    """Drop hits the prompt already shows: turns in the window, and distilled memories whose every
-    source is in the window. Recall adds what the window lacks; repeating the window wastes budget."""
-    texts = known_texts or set()
-    kept = []
-    for hit in result.hits:
-        m = hit.memory
-        if m.id in known_ids or m.content.strip() in texts:
-            continue
-        episodes = [s for s in m.source_ids if s]
-        if m.layer.value != "episodic" and episodes and all(s in known_ids for s in episodes):
-            continue
-        kept.append(hit)
-    if len(kept) == len(result.hits):
-        return result
-    return result.model_copy(update={"hits": kept})
+def _manager(config: RunnableConfig | None, metadata: dict[str, Any]) -> CallbackManager:
+    config = ensure_config(config)  # inside a run this is the run's config (callbacks, tags)
+    return CallbackManager.configure(
+        config.get("callbacks"),
+        None,
+        inheritable_tags=config.get("tags"),
+        inheritable_metadata={**(config.get("metadata") or {})},
+        local_metadata=metadata,
+    )
+
+
+def traced_recall(
+    engine: Hindsight, query: str, namespace: str, config: RunnableConfig | None = None, **options: Any
+) -> RecallResult:
+    """``engine.recall`` as a retriever run (``on_retriever_start`` with the query,
+    ``on_retriever_end`` with the hits as documents carrying their scores), a child of the current run."""
+    query = query_text(query)
+    manager = _manager(config, {"namespace": namespace})
+    run = manager.on_retriever_start(None, query, name=RECALL_RUN_NAME)
+    try:
+        result = engine.recall(query, namespace, **options)
+    except Exception as exc:
+        run.on_retriever_error(exc)
+        raise
+    run.on_retriever_end([hit_document(h) for h in result.hits])
+    return result
+
+
+async def atraced_recall(
+    engine: Hindsight, query: str, namespace: str, config: RunnableConfig | None = None, **options: Any
+) -> RecallResult:
+    query = query_text(query)
+    config = ensure_config(config)
+    manager = AsyncCallbackManager.configure(
+        config.get("callbacks"),
+        None,
+        inheritable_tags=config.get("tags"),
+        inheritable_metadata={**(config.get("metadata") or {})},
+        local_metadata={"namespace": namespace},
+    )
+    run = await manager.on_retriever_start(None, query, name=RECALL_RUN_NAME)
+    try:
+        result = await engine.arecall(query, namespace, **options)
+    except Exception as exc:
+        await run.on_retriever_error(exc)
+        raise
+    await run.on_retriever_end([hit_document(h) for h in result.hits])
+    return result
+
+
+
+def run_values(config: RunnableConfig | None, fields: Sequence[str]) -> dict[str, Any]:
+    """The values of ``fields`` for this run: from the LangGraph runtime context (``context=`` of
+    ``agent.invoke``; a mapping or an object with attributes) first, then ``config["configurable"]``."""
+    config = ensure_config(config)
+    configurable = config.get("configurable") or {}
+    runtime = configurable.get("__pregel_runtime")
+    context = getattr(runtime, "context", None)
+    values: dict[str, Any] = {}
+    for field in fields:
+        value = context.get(field) if isinstance(context, dict) else getattr(context, field, None)
+        if value is None:
+            value = configurable.get(field)
+        if value is not None:
+            values[field] = value
+    return values

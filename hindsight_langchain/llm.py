@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from hindsight_core.optional import require
+from hindsight_core.integration import require
 
 require("langchain_core", "langchain")
 
@@ -17,13 +17,14 @@ from langchain_core.language_models import BaseChatModel  # noqa: E402
 from pydantic import BaseModel  # noqa: E402
 
 if TYPE_CHECKING:
-    from hindsight_core.lifecycle.extractors import LLMExtractor
+    from hindsight_core import LLMExtractor
 
 
 def _default_schema() -> type[BaseModel]:
-    from hindsight_core.lifecycle.schema import ExtractorReply
+    from hindsight_core.integration import ExtractorReply
 
-    return ExtractorReply
+    schema: type[BaseModel] = ExtractorReply
+    return schema
 
 
 class ChatModelLLM:
@@ -56,7 +57,7 @@ class ChatModelLLM:
 
 def llm_extractor(model: BaseChatModel, *, structured: bool = True, **options: Any) -> LLMExtractor:
     """An ``LLMExtractor`` driven by a chat model: ``Hindsight(..., extractor=llm_extractor(m))``."""
-    from hindsight_core.lifecycle.extractors import LLMExtractor
+    from hindsight_core import LLMExtractor
 
     return LLMExtractor(ChatModelLLM(model, structured=structured), **options)
 

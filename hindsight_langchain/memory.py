@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from hindsight_core.optional import require
+from hindsight_core.integration import require
 
 require("langchain_classic", "langchain")
 
@@ -20,12 +20,12 @@ from langchain_core.chat_history import BaseChatMessageHistory  # noqa: E402
 from langchain_core.messages import BaseMessage, SystemMessage, get_buffer_string  # noqa: E402
 from pydantic import Field, PrivateAttr, model_validator  # noqa: E402
 
-from hindsight_langchain._common import query_text, resolve_engine, to_messages, without_known  # noqa: E402
+from hindsight_core.integration import query_text, require_namespace, resolve_engine, without_known  # noqa: E402
+from hindsight_langchain._common import atraced_recall, load, traced_recall  # noqa: E402
 from hindsight_langchain.chat_history import HindsightChatMessageHistory  # noqa: E402
 
 if TYPE_CHECKING:
-    from hindsight_core import Hindsight, Memory
-    from hindsight_core.recall.types import RecallResult
+    from hindsight_core import Hindsight, RecallResult
 
 
 class HindsightMemory(BaseChatMemory):
@@ -46,7 +46,7 @@ class HindsightMemory(BaseChatMemory):
     memory_key: str = "history"
     chat_memory: BaseChatMessageHistory = Field(default=None)  # type: ignore[assignment]
 
-    namespace: str = "default"
+    namespace: str
     session_id: str | None = None
     engine: Any = Field(default=None, exclude=True)
     context_key: str | None = None
@@ -59,18 +59,14 @@ class HindsightMemory(BaseChatMemory):
     _last_recall: Any = PrivateAttr(default=None)
 
     def __init__(self, **data: Any) -> None:
-        # Checked before pydantic runs, so a bad namespace raises InvalidInputError, not ValidationError.
-        from hindsight_core.validation import check_namespace
-
-        if "namespace" in data:
-            check_namespace(data["namespace"])
+        # Checked before pydantic runs, so a missing or bad namespace raises InvalidInputError (with a
+        # hint), not ValidationError.
+        require_namespace(data.get("namespace"), who="HindsightMemory")
         super().__init__(**data)
 
     @model_validator(mode="after")
     def _connect(self) -> HindsightMemory:
-        from hindsight_core.validation import check_namespace
-
-        check_namespace(self.namespace)
+        require_namespace(self.namespace, who="HindsightMemory")
         if self.session_id is None:
             self.session_id = uuid.uuid4().hex
         if self.context_key is not None and self.context_key == self.memory_key:
@@ -122,29 +118,32 @@ class HindsightMemory(BaseChatMemory):
         return [self.memory_key] if self.context_key is None else [self.memory_key, self.context_key]
 
     # -- window ------------------------------------------------------------------------------------
-    def _trim(self, memories: list[Memory]) -> list[Memory]:
-        if self.max_token_limit is None:
-            return memories
-        kept: list[Memory] = []
-        used = 0
-        for m in reversed(memories):
-            used += self.hindsight.tokens.count(m.content)
-            if kept and used > self.max_token_limit:
-                break
-            kept.append(m)
-        return kept[::-1]
+    def _trim(self, messages: list[BaseMessage], ids: list[str | None]) -> tuple[list[BaseMessage], set[str]]:
+        """The newest messages within ``max_token_limit`` (all when ``None``), and their memory ids."""
+        if self.max_token_limit is not None:
+            used, count = 0, 0
+            for m in reversed(messages):
+                used += self.hindsight.tokens.count(m.text or "")
+                if count and used > self.max_token_limit:
+                    break
+                count += 1
+            messages, ids = messages[len(messages) - count :], ids[len(ids) - count :]
+        return messages, {i for i in ids if i}
 
-    def _window_sync(self) -> tuple[list[BaseMessage], list[Memory]]:
-        if isinstance(self.chat_memory, HindsightChatMessageHistory):
-            memories = self._trim(self.chat_memory.session_memories())
-            return to_messages(memories), memories
-        return list(self.chat_memory.messages), []
+    def _from_entries(self, entries: list[dict[str, Any]]) -> tuple[list[BaseMessage], set[str]]:
+        return self._trim(load(entries), [e.get("memory_id") for e in entries])
 
-    async def _window_async(self) -> tuple[list[BaseMessage], list[Memory]]:
+    def _window_sync(self) -> tuple[list[BaseMessage], set[str]]:
         if isinstance(self.chat_memory, HindsightChatMessageHistory):
-            memories = self._trim(await self.chat_memory.asession_memories())
-            return to_messages(memories), memories
-        return list(await self.chat_memory.aget_messages()), []
+            return self._from_entries(self.chat_memory.entries())
+        messages = list(self.chat_memory.messages)
+        return self._trim(messages, [None] * len(messages))
+
+    async def _window_async(self) -> tuple[list[BaseMessage], set[str]]:
+        if isinstance(self.chat_memory, HindsightChatMessageHistory):
+            return self._from_entries(await self.chat_memory.aentries())
+        messages = list(await self.chat_memory.aget_messages())
+        return self._trim(messages, [None] * len(messages))
 
     # -- load ------------------------------------------------------------------------------------
     def _query(self, inputs: dict[str, Any]) -> str | None:
@@ -166,10 +165,10 @@ class HindsightMemory(BaseChatMemory):
         }
 
     def _variables(
-        self, messages: list[BaseMessage], window: list[Memory], result: RecallResult | None
+        self, messages: list[BaseMessage], window: set[str], result: RecallResult | None
     ) -> dict[str, Any]:
         if result is not None:
-            result = without_known(result, {m.id for m in window}, {m.text.strip() for m in messages})
+            result = without_known(result, window, {m.text.strip() for m in messages})
         self._last_recall = result
         context = result.to_prompt() if result is not None else ""
         if self.context_key is not None:
@@ -187,7 +186,7 @@ class HindsightMemory(BaseChatMemory):
         query = self._query(inputs)
         result = None
         if query is not None:
-            result = self.hindsight.recall(query, self.namespace, **self._recall_args())
+            result = traced_recall(self.hindsight, query, self.namespace, **self._recall_args())
         return self._variables(messages, window, result)
 
     async def aload_memory_variables(self, inputs: dict[str, Any]) -> dict[str, Any]:
@@ -195,7 +194,7 @@ class HindsightMemory(BaseChatMemory):
         query = self._query(inputs)
         result = None
         if query is not None:
-            result = await self.hindsight.arecall(query, self.namespace, **self._recall_args())
+            result = await atraced_recall(self.hindsight, query, self.namespace, **self._recall_args())
         return self._variables(messages, window, result)
 
     # -- lifecycle -------------------------------------------------------------------------------

@@ -11,18 +11,24 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from hindsight_core.optional import require
+from hindsight_core.integration import require
 
 require("langchain.agents.middleware", "langchain")
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse  # noqa: E402
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage  # noqa: E402
 
-from hindsight_langchain._common import message_events, query_text, resolve_engine, without_known  # noqa: E402
+from hindsight_core.integration import (  # noqa: E402
+    InvalidInputError,
+    check_namespace,
+    query_text,
+    resolve_engine,
+    without_known,
+)
+from hindsight_langchain._common import atraced_recall, message_events, traced_recall  # noqa: E402
 
 if TYPE_CHECKING:
-    from hindsight_core import Hindsight
-    from hindsight_core.recall.types import RecallResult
+    from hindsight_core import Hindsight, RecallResult
 
 
 def _last_human(messages: list[BaseMessage]) -> int | None:
@@ -76,9 +82,6 @@ class HindsightMemoryMiddleware(AgentMiddleware):
 
     # -- scope -----------------------------------------------------------------------------------
     def namespace_for(self, runtime: Any) -> str:
-        from hindsight_core.errors import InvalidInputError
-        from hindsight_core.validation import check_namespace
-
         context = getattr(runtime, "context", None)
         if self.namespace_fn is not None:
             return check_namespace(self.namespace_fn(context))
@@ -131,7 +134,8 @@ class HindsightMemoryMiddleware(AgentMiddleware):
         query = self._query(request)
         if query is not None:
             namespace = self.namespace_for(request.runtime)
-            request = self._inject(request, self.engine.recall(query, namespace, **self._args(request.runtime)))
+            result = traced_recall(self.engine, query, namespace, **self._args(request.runtime))
+            request = self._inject(request, result)
         return handler(request)
 
     async def awrap_model_call(
@@ -140,7 +144,7 @@ class HindsightMemoryMiddleware(AgentMiddleware):
         query = self._query(request)
         if query is not None:
             namespace = self.namespace_for(request.runtime)
-            result = await self.engine.arecall(query, namespace, **self._args(request.runtime))
+            result = await atraced_recall(self.engine, query, namespace, **self._args(request.runtime))
             request = self._inject(request, result)
         return await handler(request)
 
@@ -154,11 +158,18 @@ class HindsightMemoryMiddleware(AgentMiddleware):
         if start is None:
             return None
         tail = messages[start:]
-        events = message_events(tail, self.session_for(runtime))
-        for event, message in zip(events, tail, strict=True):
+        events: list[dict[str, Any]] = []
+        limit = self.engine.config.write.max_content_chars
+        # Tool calls and tool results are not recorded: the agent's state (its checkpointer) keeps them
+        # for replay, and as memories they would crowd out what the user said.
+        for event, message in zip(message_events(tail, self.session_for(runtime)), tail, strict=True):
+            if event is None:
+                continue
+            event["content"] = event["content"][:limit]
             if message.id:
                 event["source_id"] = f"lc-message:{message.id}"
-        return self.namespace_for(runtime), events
+            events.append(event)
+        return (self.namespace_for(runtime), events) if events else None
 
     def after_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         turn = self._turn(state, runtime)

@@ -17,16 +17,17 @@ import re
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
-from hindsight_core.optional import require
+from hindsight_core.integration import require
 
 require("langgraph.store.base", "langchain")
 
 from langgraph.store.base import (  # noqa: E402
     BaseStore,
     GetOp,
+    IndexConfig,
     Item,
     ListNamespacesOp,
     MatchCondition,
@@ -35,12 +36,18 @@ from langgraph.store.base import (  # noqa: E402
     Result,
     SearchItem,
     SearchOp,
+    TTLConfig,
     get_text_at_path,
     tokenize_path,
 )
 from langgraph.store.base import validate_op_namespace as _validate_op_namespace  # noqa: E402
 
-from hindsight_langchain._common import resolve_engine  # noqa: E402
+from hindsight_core.integration import (  # noqa: E402
+    InvalidInputError,
+    check_metadata,
+    check_text,
+    resolve_engine,
+)
 
 if TYPE_CHECKING:
     from hindsight_core import Hindsight, Memory
@@ -63,8 +70,6 @@ def _encode_label(label: str) -> str:
     try:
         return "".join(ch if _SAFE.fullmatch(ch) else "".join(f"={b:02X}" for b in ch.encode()) for ch in label)
     except UnicodeEncodeError as exc:
-        from hindsight_core.errors import InvalidInputError
-
         raise InvalidInputError(f"namespace label {label!r} is not valid Unicode (lone surrogate)") from exc
 
 
@@ -128,6 +133,11 @@ def _operator(value: Any, operator: str, operand: Any) -> bool:
     raise ValueError(f"Unsupported operator: {operator}")
 
 
+def _expired(m: Memory, now: datetime) -> bool:
+    expires = m.metadata[ITEM_KEY].get("expires_at")
+    return expires is not None and datetime.fromisoformat(expires) <= now
+
+
 def _matches(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
     path = condition.path
     if len(namespace) < len(path):
@@ -145,18 +155,27 @@ def _matches(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
 class HindsightStore(BaseStore):
     """LangGraph long-term memory on the Hindsight engine (``create_agent(store=...)``, LangMem tools).
 
-    ``root`` prefixes the engine namespaces this store owns. ``index_fields`` are the JSON paths whose
-    text is indexed when a put does not name its own (``None``: every string in the value). Only the
-    first ``max_index_chars`` of that text are indexed (an embedder reads ~512 tokens anyway); the
-    value itself is always kept whole."""
+    ``root`` prefixes the engine namespaces this store owns. ``index`` is LangGraph's ``IndexConfig``:
+    ``fields`` are the JSON paths whose text is indexed when a put does not name its own (default:
+    every string in the value); ``dims`` and ``embed`` are checked against the engine's embedder,
+    because the engine embeds everything it stores with one model (pass your ``Embeddings`` as
+    ``Hindsight(embedder=...)`` instead). Only the first ``max_index_chars`` of an item's text are
+    indexed; the value itself is always kept whole.
 
-    supports_ttl = False
+    ``ttl`` is LangGraph's ``TTLConfig``: ``default_ttl`` (minutes) applies to puts that give none,
+    ``refresh_on_read`` (default ``True``) restarts an item's clock when a get or search returns it,
+    ``sweep_interval_minutes`` runs :meth:`sweep_ttl` in a background thread once
+    :meth:`start_ttl_sweeper` is called. Expired items are never returned, whether swept yet or not."""
+
+    supports_ttl = True
 
     def __init__(
         self,
         engine: Hindsight | None = None,
         *,
         root: str = "store",
+        index: IndexConfig | None = None,
+        ttl: TTLConfig | None = None,
         index_fields: Sequence[str] | None = None,
         max_index_chars: int = 2_000,
     ) -> None:
@@ -164,8 +183,47 @@ class HindsightStore(BaseStore):
             raise ValueError(f"root {root!r} must be letters, digits, '_' or '-'")
         self.engine = resolve_engine(engine)
         self.root = root
-        self.index_fields = list(index_fields) if index_fields is not None else None
+        fields = index_fields
+        if index is not None:
+            self._check_index(index)
+            fields = index.get("fields", fields)
+        if fields is not None and (isinstance(fields, str) or not all(isinstance(f, str) for f in fields)):
+            raise InvalidInputError("index fields must be a list of JSON paths")
+        self.index_config = index
+        self.index_fields = list(fields) if fields is not None and list(fields) != ["$"] else None
         self.max_index_chars = max_index_chars
+        self.ttl_config = self._check_ttl(ttl)
+        self._sweeper: threading.Thread | None = None
+        self._stop_sweeping = threading.Event()
+
+    def _check_index(self, index: IndexConfig) -> None:
+        if not isinstance(index, dict):
+            raise InvalidInputError("index must be a LangGraph IndexConfig dict (dims, embed, fields)")
+        embedder = self.engine.embedder
+        dims = index.get("dims")
+        if dims is not None and dims != embedder.dim:
+            raise InvalidInputError(
+                f"index dims={dims}, but the engine embeds with {embedder.name} ({embedder.dim} dimensions): "
+                "open the engine with your model, Hindsight(path, embedder=...), and leave dims out"
+            )
+        embed = index.get("embed")
+        if embed is not None and embed is not getattr(embedder, "model", embedder) and embed != embedder.name:
+            raise InvalidInputError(
+                "index embed= names another model than the engine's: the engine embeds everything it stores "
+                "with one model, so pass it there, Hindsight(path, embedder=your_embeddings), and leave embed out"
+            )
+
+    @staticmethod
+    def _check_ttl(ttl: TTLConfig | None) -> TTLConfig | None:
+        if ttl is None:
+            return None
+        if not isinstance(ttl, dict):
+            raise InvalidInputError("ttl must be a LangGraph TTLConfig dict")
+        for key in ("default_ttl", "sweep_interval_minutes"):
+            value = ttl.get(key)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int | float) or value <= 0):
+                raise InvalidInputError(f"ttl {key} must be a positive number of minutes")
+        return ttl
 
     # -- namespaces ------------------------------------------------------------------------------
     def engine_namespace(self, namespace: tuple[str, ...]) -> str:
@@ -199,6 +257,72 @@ class HindsightStore(BaseStore):
         found = self.engine.find(engine_ns, layer=LAYER, source_ids=keys)
         return [m for m in found if ITEM_KEY in m.metadata]
 
+    def _live(self, memories: list[Memory]) -> list[Memory]:
+        """The memories whose item has not expired (an expired item is gone for readers at once)."""
+        now = self.engine.now()
+        return [m for m in memories if not _expired(m, now)]
+
+    def _refresh(self, memories: Sequence[Memory], refresh: bool) -> None:
+        """Restart the clock of items with a TTL that a read returned (``refresh_on_read``)."""
+        if not refresh:
+            return
+        now = self.engine.now()
+        with _PUT_LOCK:
+            for m in memories:
+                data = m.metadata[ITEM_KEY]
+                if data.get("ttl") is None:
+                    continue
+                data = {**data, "expires_at": (now + timedelta(minutes=data["ttl"])).isoformat()}
+                self.engine.upsert(
+                    m.content,
+                    m.namespace,
+                    layer=LAYER,
+                    kind="fact",
+                    role=None,
+                    source_id=data["key"],
+                    metadata={**m.metadata, ITEM_KEY: data},
+                    index=m.indexed,
+                )
+
+    def sweep_ttl(self) -> int:
+        """Delete every expired item of this store; returns how many."""
+        now = self.engine.now()
+        removed = 0
+        with _PUT_LOCK:
+            for engine_ns, _ in self._spaces():
+                for m in self._stored(engine_ns):
+                    if _expired(m, now):
+                        removed += self.engine.forget(m.id, namespace=engine_ns)
+        return removed
+
+    async def asweep_ttl(self) -> int:
+        return await asyncio.to_thread(self.sweep_ttl)
+
+    def start_ttl_sweeper(self, sweep_interval_minutes: float | None = None) -> threading.Thread:
+        """Run :meth:`sweep_ttl` every ``sweep_interval_minutes`` (else the TTLConfig's) in a daemon thread."""
+        minutes = sweep_interval_minutes or (self.ttl_config or {}).get("sweep_interval_minutes")
+        if not minutes:
+            raise InvalidInputError("no sweep interval: pass sweep_interval_minutes or set it in ttl=")
+        if self._sweeper is not None and self._sweeper.is_alive():
+            return self._sweeper
+        self._stop_sweeping.clear()
+
+        def run() -> None:
+            while not self._stop_sweeping.wait(float(minutes) * 60):
+                self.sweep_ttl()
+
+        self._sweeper = threading.Thread(target=run, name="hindsight-store-ttl", daemon=True)
+        self._sweeper.start()
+        return self._sweeper
+
+    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        """Stop the sweeper thread; ``True`` when it has stopped."""
+        self._stop_sweeping.set()
+        if self._sweeper is None:
+            return True
+        self._sweeper.join(timeout)
+        return not self._sweeper.is_alive()
+
     def _text(self, value: dict[str, Any], index: Literal[False] | Sequence[str] | None) -> str | None:
         if index is False:
             return None
@@ -214,8 +338,11 @@ class HindsightStore(BaseStore):
 
     # -- ops -------------------------------------------------------------------------------------
     def _get(self, op: GetOp) -> Item | None:
-        found = self._stored(self.engine_namespace(op.namespace), [op.key])
-        return self._item(found[-1]) if found else None
+        found = self._live(self._stored(self.engine_namespace(op.namespace), [op.key]))
+        if not found:
+            return None
+        self._refresh(found[-1:], op.refresh_ttl)
+        return self._item(found[-1])
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         prefix = tuple(op.namespace_prefix)
@@ -223,7 +350,7 @@ class HindsightStore(BaseStore):
         for engine_ns, namespace in self._spaces():
             if namespace[: len(prefix)] != prefix:
                 continue
-            for m in self._stored(engine_ns):
+            for m in self._live(self._stored(engine_ns)):
                 item = self._item(m)
                 if not op.filter or all(_compare(item.value.get(k), v) for k, v in op.filter.items()):
                     candidates.append((m, item, engine_ns))
@@ -246,6 +373,8 @@ class HindsightStore(BaseStore):
                 scores.update({hit.memory.id: hit.score for hit in result.hits})
             ranked = sorted((c for c in candidates if c[0].id in scores), key=lambda c: -scores[c[0].id])
             candidates = ranked + [c for c in candidates if c[0].id not in scores]
+        page = candidates[op.offset : op.offset + op.limit]
+        self._refresh([m for m, _, _ in page], op.refresh_ttl)
         return [
             SearchItem(
                 namespace=item.namespace,
@@ -255,7 +384,7 @@ class HindsightStore(BaseStore):
                 updated_at=item.updated_at,
                 score=scores.get(m.id),
             )
-            for m, item, _ in candidates[op.offset : op.offset + op.limit]
+            for m, item, _ in page
         ]
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
@@ -268,9 +397,7 @@ class HindsightStore(BaseStore):
 
     def _prepare_put(self, op: PutOp) -> tuple[str, list[Memory], dict[str, Any] | None]:
         """Everything checked before anything changes: a refused put leaves the store as it was."""
-        from hindsight_core.errors import InvalidInputError
-        from hindsight_core.lifecycle.api import PINNED
-        from hindsight_core.validation import check_metadata, check_text
+        from hindsight_core.integration import PINNED
 
         engine_ns = self.engine_namespace(op.namespace)
         check_text(op.key, what="key", max_chars=500)
@@ -285,8 +412,13 @@ class HindsightStore(BaseStore):
             and (isinstance(op.index, str) or not all(isinstance(p, str) for p in op.index))
         ):
             raise InvalidInputError("index must be False, None or a list of JSON paths")
-        now = self.engine.now().isoformat()
-        previous = existing[-1].metadata[ITEM_KEY] if existing else None
+        ttl = op.ttl if op.ttl is not None else (self.ttl_config or {}).get("default_ttl")
+        if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, int | float) or ttl <= 0):
+            raise InvalidInputError("ttl must be a positive number of minutes or None")
+        clock = self.engine.now()
+        now = clock.isoformat()
+        live = self._live(existing)
+        previous = live[-1].metadata[ITEM_KEY] if live else None
         value = check_metadata(dict(op.value))
         text = self._text(value, op.index)
         return (
@@ -306,6 +438,8 @@ class HindsightStore(BaseStore):
                             "updated_at": now,
                             "order": previous["order"] if previous else time.time_ns(),
                             "index": op.index if op.index is not None else None,
+                            "ttl": ttl,
+                            "expires_at": (clock + timedelta(minutes=ttl)).isoformat() if ttl is not None else None,
                         }
                     }
                 ),

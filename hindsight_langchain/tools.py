@@ -1,99 +1,128 @@
-"""Recall and retain as LangChain tools, for agents that decide themselves when to remember."""
+"""Recall and save as LangChain tools, for agents that decide themselves when to remember.
+
+The namespace may be a template filled per call from the run (LangMem style): ``"user:{user_id}"`` or
+``("memories", "{user_id}")`` takes ``user_id`` from the LangGraph runtime context
+(``agent.invoke(..., context={"user_id": "ana"})``) or from ``config["configurable"]``, so one tool
+serves every user and a call without the user fails instead of landing in someone else's memory. The
+tool names (``recall_memory``, ``save_memory``) are the same in the LlamaIndex adapter."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hindsight_core.optional import require
+from hindsight_core.integration import require
 
 require("langchain_core", "langchain")
 
+from langchain_core.runnables import RunnableConfig  # noqa: E402
 from langchain_core.tools import StructuredTool  # noqa: E402
 
-from hindsight_langchain._common import resolve_engine  # noqa: E402
+from hindsight_core.integration import (  # noqa: E402
+    NOTHING_FOUND,
+    RECALL_TOOL_DESCRIPTION,
+    RECALL_TOOL_NAME,
+    SAVE_TOOL_DESCRIPTION,
+    SAVE_TOOL_NAME,
+    NamespaceTemplate,
+    fill_namespace,
+    query_text,
+    require_namespace,
+    resolve_engine,
+    saved_reply,
+    template_fields,
+)
+from hindsight_langchain._common import atraced_recall, run_values, traced_recall  # noqa: E402
 
 if TYPE_CHECKING:
     from hindsight_core import Hindsight
 
-NOTHING = "No relevant memories."
+NOTHING = NOTHING_FOUND
+
+
+class _Scope:
+    """The namespace of a tool: fixed, or a template filled from each call's run."""
+
+    def __init__(self, template: NamespaceTemplate | None, who: str) -> None:
+        if template is None:
+            require_namespace(None, who=who)
+        assert template is not None
+        self.template = template
+        self.who = who
+        self.fields = template_fields(template)
+        if not self.fields:
+            self.fixed: str | None = fill_namespace(template, {}, who=who)
+        else:
+            self.fixed = None
+
+    def __call__(self, config: RunnableConfig | None) -> str:
+        if self.fixed is not None:
+            return self.fixed
+        return fill_namespace(self.template, run_values(config, self.fields), who=self.who)
 
 
 def recall_tool(
-    namespace: str,
+    namespace: NamespaceTemplate,
     *,
     engine: Hindsight | None = None,
     k: int = 5,
     budget_tokens: int = 800,
-    name: str = "recall_memory",
+    name: str = RECALL_TOOL_NAME,
 ) -> StructuredTool:
-    """A tool returning what long-term memory holds about a query, as the text recall would inject."""
-    from hindsight_core.validation import check_namespace
-
-    check_namespace(namespace)
+    """A tool returning what long-term memory holds about a query, as the text recall would inject
+    (the recall is a retriever run in the agent's callbacks)."""
+    scope = _Scope(namespace, "recall_tool")
     hs = resolve_engine(engine)
 
-    def recall_memory(query: str) -> str:
-        return hs.recall(query, namespace, k=k, budget_tokens=budget_tokens).to_prompt() or NOTHING
+    def recall_memory(query: str, config: RunnableConfig) -> str:
+        result = traced_recall(hs, query_text(query), scope(config), config, k=k, budget_tokens=budget_tokens)
+        return result.to_prompt() or NOTHING
 
-    async def arecall_memory(query: str) -> str:
-        return (await hs.arecall(query, namespace, k=k, budget_tokens=budget_tokens)).to_prompt() or NOTHING
+    async def arecall_memory(query: str, config: RunnableConfig) -> str:
+        result = await atraced_recall(hs, query_text(query), scope(config), config, k=k, budget_tokens=budget_tokens)
+        return result.to_prompt() or NOTHING
 
     return StructuredTool.from_function(
-        func=recall_memory,
-        coroutine=arecall_memory,
-        name=name,
-        description=(
-            "Search long-term memory about the user (facts, preferences, earlier conversations). "
-            "Input: what you want to know, in a few words."
-        ),
+        func=recall_memory, coroutine=arecall_memory, name=name, description=RECALL_TOOL_DESCRIPTION
     )
 
 
 def retain_tool(
-    namespace: str,
+    namespace: NamespaceTemplate,
     *,
     engine: Hindsight | None = None,
     session_id: str | None = None,
-    name: str = "save_memory",
+    name: str = SAVE_TOOL_NAME,
 ) -> StructuredTool:
     """A tool storing one thing worth remembering; consolidation later distils it with the rest."""
-    from hindsight_core.validation import check_namespace
-
-    check_namespace(namespace)
+    scope = _Scope(namespace, "retain_tool")
     hs = resolve_engine(engine)
 
     def _args(importance: int) -> dict[str, object]:
         return {
             "session_id": session_id,
-            "role": "agent",
+            "role": "assistant",
             "kind": "event",
             "importance": importance,
             "metadata": {"via": name},
         }
 
-    def save_memory(content: str, importance: int = 3) -> str:
-        memory = hs.record(content, namespace, **_args(importance))  # type: ignore[arg-type]
-        return f"Saved memory {memory.id}."
+    def save_memory(content: str, config: RunnableConfig, importance: int = 3) -> str:
+        memory = hs.record(content, scope(config), **_args(importance))  # type: ignore[arg-type]
+        return saved_reply(memory.id)
 
-    async def asave_memory(content: str, importance: int = 3) -> str:
-        memory = await hs.arecord(content, namespace, **_args(importance))  # type: ignore[arg-type]
-        return f"Saved memory {memory.id}."
+    async def asave_memory(content: str, config: RunnableConfig, importance: int = 3) -> str:
+        memory = await hs.arecord(content, scope(config), **_args(importance))
+        return saved_reply(memory.id)
 
     return StructuredTool.from_function(
-        func=save_memory,
-        coroutine=asave_memory,
-        name=name,
-        description=(
-            "Save one thing worth remembering about the user for future conversations, as a short "
-            "standalone sentence. importance: 1 (trivia) to 5 (safety-critical, e.g. allergies)."
-        ),
+        func=save_memory, coroutine=asave_memory, name=name, description=SAVE_TOOL_DESCRIPTION
     )
 
 
 def memory_tools(
-    namespace: str, *, engine: Hindsight | None = None, session_id: str | None = None
+    namespace: NamespaceTemplate, *, engine: Hindsight | None = None, session_id: str | None = None
 ) -> list[StructuredTool]:
-    """``[recall_memory, save_memory]`` for one namespace."""
+    """``[recall_memory, save_memory]`` for one namespace (or namespace template)."""
     return [
         recall_tool(namespace, engine=engine),
         retain_tool(namespace, engine=engine, session_id=session_id),

@@ -6,7 +6,7 @@ raises an ``ImportError`` that names the extra."""
 
 from __future__ import annotations
 
-from hindsight_core.optional import require
+from hindsight_core.integration import require
 
 require("llama_index.core", "llamaindex")  # before any submodule imports LlamaIndex
 

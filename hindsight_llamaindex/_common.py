@@ -1,89 +1,44 @@
-"""What every LlamaIndex adapter shares: the engine each one talks to, and how chat messages become
-episodes and transcript entries.
+"""What every LlamaIndex adapter shares: how chat messages become session-log entries and episodes,
+and recall that shows up in LlamaIndex instrumentation.
 
 Adapters are pydantic models that LlamaIndex serialises (an agent's context is saved as JSON), but an
 engine is a live object with open files. So a model stores only ``engine_path``; the engine itself sits in
 a private attribute, and a model rebuilt from JSON finds the live engine of that path again in this
-process (or opens the data directory when none is open)."""
+process (``hindsight_core.integration.resolve_engine``, the resolver the LangChain adapters use too)."""
 
 from __future__ import annotations
 
-import threading
-import weakref
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hindsight_core.optional import require
+from hindsight_core.integration import require
 
 require("llama_index.core", "llamaindex")
 
-from llama_index.core.base.llms.types import ChatMessage, MessageRole, TextBlock, ToolCallBlock  # noqa: E402
+from llama_index.core.base.llms.types import ChatMessage, MessageRole, TextBlock  # noqa: E402
+from llama_index.core.instrumentation import get_dispatcher  # noqa: E402
+from llama_index.core.instrumentation.events.retrieval import RetrievalEndEvent, RetrievalStartEvent  # noqa: E402
+from llama_index.core.schema import NodeWithScore, TextNode  # noqa: E402
+
+from hindsight_core.integration import HIT_METADATA_KEYS, hit_metadata, query_text  # noqa: E402
 
 if TYPE_CHECKING:
-    from hindsight_core import Hindsight
-    from hindsight_core.recall.types import RecallHit, RecallResult
+    from hindsight_core import Hindsight, RecallResult
 
-#: Namespace used when a framework builds the adapter itself (e.g. ``memory_cls.from_defaults()``).
-DEFAULT_NAMESPACE = "default"
 #: Stamped into the metadata of every episode an adapter records, so the source is visible in stats.
 SOURCE = "llamaindex"
 
-_live: weakref.WeakValueDictionary[str, Hindsight] = weakref.WeakValueDictionary()
-_live_lock = threading.Lock()
-
-
-def _key(path: Path) -> str:
-    return str(path.expanduser().resolve())
-
-
-def engine_ref(engine: Hindsight) -> str:
-    """Remember a live engine under its data directory and return that directory (what is serialised)."""
-    key = _key(engine.path)
-    with _live_lock:
-        _live[key] = engine
-    return key
-
-
-def resolve_engine(engine: Hindsight | None, engine_path: str | None = None) -> Hindsight:
-    """The engine an adapter uses: the one given, else the live engine of ``engine_path`` (an adapter
-    rebuilt from JSON), else the data directory opened afresh, else the process-wide shared engine."""
-    from hindsight_core import Hindsight as _Hindsight
-    from hindsight_core.engine import default_path, shared_engine
-
-    if engine is not None:
-        if not isinstance(engine, _Hindsight):
-            raise TypeError(f"engine must be a hindsight_core.Hindsight, got {type(engine).__name__}")
-        return engine
-    if engine_path is not None:
-        with _live_lock:
-            live = _live.get(_key(Path(engine_path)))
-        if live is not None:
-            return live
-        if _key(Path(engine_path)) != _key(default_path()):
-            opened = _Hindsight(engine_path)
-            engine_ref(opened)
-            return opened
-    return shared_engine()
+dispatcher = get_dispatcher(__name__)
 
 
 def message_text(message: ChatMessage) -> str:
-    """The text of a message as a memory: its text blocks, else a rendering of its tool calls (so "which
-    tool did you call last time" has something to find), else ``""`` (an image alone is not recorded)."""
-    text = "\n".join(b.text for b in message.blocks if isinstance(b, TextBlock) and b.text.strip())
-    if text.strip():
-        return text
-    calls: list[str] = []
-    for block in message.blocks:
-        if isinstance(block, ToolCallBlock):
-            calls.append(f"{block.tool_name}({block.tool_kwargs})")
-    for call in message.additional_kwargs.get("tool_calls") or []:
-        function = call.get("function") if isinstance(call, dict) else getattr(call, "function", None)
-        name = function.get("name") if isinstance(function, dict) else getattr(function, "name", None)
-        args = function.get("arguments") if isinstance(function, dict) else getattr(function, "arguments", "")
-        if name:
-            calls.append(f"{name}({args})")
-    return f"[tool call] {'; '.join(calls)}" if calls else ""
+    """The text of a message as a memory: its text blocks, else ``""``. A message that only calls
+    tools, and a tool's result, are not something the user said: they stay in the session log for
+    replay and are not recorded (recalled later they crowd out the facts; the save tool records the
+    fact itself). An image alone is not recorded either."""
+    if message.role == MessageRole.TOOL:
+        return ""
+    return "\n".join(b.text for b in message.blocks if isinstance(b, TextBlock) and b.text.strip())
 
 
 def is_recordable(message: ChatMessage) -> bool:
@@ -121,7 +76,7 @@ def dump_message(message: ChatMessage) -> dict[str, Any]:
     import json
 
     if not isinstance(message, ChatMessage):
-        from hindsight_core.errors import InvalidInputError
+        from hindsight_core.integration import InvalidInputError
 
         raise InvalidInputError(f"expected a llama_index ChatMessage, got {type(message).__name__}")
     data: dict[str, Any] = json.loads(message.model_dump_json())
@@ -132,43 +87,46 @@ def load_message(data: dict[str, Any]) -> ChatMessage:
     return ChatMessage.model_validate(data)
 
 
-def render_hits(hits: Sequence[RecallHit]) -> list[str]:
-    """One line (plus cited excerpts) per hit, most relevant first: what a prompt shows of a memory — the
-    text the engine packed into the budget."""
-    from hindsight_core.recall.types import render_hit
-
-    return [hit.text or render_hit(hit.memory, hit.memory.content) for hit in hits]
+#: What an LLM reads next to a memory's text: its kind and date (to weigh an old memory); the rest of
+#: the hit metadata (ids, scores, provenance) is for code.
+_SHOWN_TO_LLM = ("kind", "occurred_at", "source_id")
+HIDDEN_FROM_LLM = [k for k in HIT_METADATA_KEYS if k not in _SHOWN_TO_LLM]
 
 
-def render_prompt(lines: Sequence[str]) -> str:
-    """The block's text: the core's header and quoted lines (one rendering for every adapter)."""
-    from hindsight_core.recall.types import render_prompt as core_render_prompt
+def hit_nodes(result: RecallResult) -> list[NodeWithScore]:
+    """Each hit as a scored node: id = memory id, text = the memory, metadata = the shared hit shape."""
+    nodes = []
+    for hit in result.hits:
+        node = TextNode(
+            id_=hit.memory.id,
+            text=hit.memory.content,
+            metadata=hit_metadata(hit),
+            excluded_llm_metadata_keys=list(HIDDEN_FROM_LLM),
+            excluded_embed_metadata_keys=list(HIDDEN_FROM_LLM),
+        )
+        nodes.append(NodeWithScore(node=node, score=hit.score))
+    return nodes
 
-    return core_render_prompt(lines)
+
+@dispatcher.span
+def traced_recall(engine: Hindsight, query: str, namespace: str, **options: Any) -> RecallResult:
+    """``engine.recall`` inside an instrumentation span, between a ``RetrievalStartEvent`` (the query)
+    and a ``RetrievalEndEvent`` (the hits as scored nodes), as a LlamaIndex retriever emits them, so
+    Arize Phoenix / OpenTelemetry handlers see what memory injected and why."""
+    query = query_text(query)
+    dispatcher.event(RetrievalStartEvent(str_or_query_bundle=query))
+    result = engine.recall(query, namespace, **options)
+    dispatcher.event(RetrievalEndEvent(str_or_query_bundle=query, nodes=hit_nodes(result)))
+    return result
 
 
-def hit_metadata(hit: RecallHit) -> dict[str, Any]:
-    """The memory's identity and provenance, flat and JSON-safe (what a node or tool result carries)."""
-    m = hit.memory
-    return {
-        "memory_id": m.id,
-        "namespace": m.namespace,
-        "session_id": m.session_id,
-        "layer": m.layer.value,
-        "kind": m.kind.value,
-        "role": m.role,
-        "occurred_at": m.occurred_at.isoformat(),
-        "importance": m.importance,
-        "status": m.status.value,
-        "source_ids": list(m.source_ids),
-        "source_id": m.source_id,
-        "entities": list(m.entities),
-        "score": hit.score,
-        "channels": dict(hit.channels),
-        "reason": hit.reason,
-        "sources": [s.content for s in hit.sources],
-        "metadata": dict(m.metadata),
-    }
+@dispatcher.span
+async def atraced_recall(engine: Hindsight, query: str, namespace: str, **options: Any) -> RecallResult:
+    query = query_text(query)
+    dispatcher.event(RetrievalStartEvent(str_or_query_bundle=query))
+    result = await engine.arecall(query, namespace, **options)
+    dispatcher.event(RetrievalEndEvent(str_or_query_bundle=query, nodes=hit_nodes(result)))
+    return result
 
 
 def without_hits(result: RecallResult, hidden: set[str]) -> RecallResult:

@@ -18,14 +18,8 @@ from llama_index.core.llms import ChatMessage
 from llama_index.core.storage.chat_store.base import BaseChatStore
 from llama_index.core.storage.chat_store.loading import RECOGNIZED_CHAT_STORES
 
-from hindsight_llamaindex._common import (
-    DEFAULT_NAMESPACE,
-    dump_message,
-    engine_ref,
-    episode_events,
-    load_message,
-    resolve_engine,
-)
+from hindsight_core.integration import check_transcript_key, engine_ref, require_namespace, resolve_engine
+from hindsight_llamaindex._common import dump_message, episode_events, is_recordable, load_message
 
 if TYPE_CHECKING:
     from hindsight_core import Hindsight
@@ -41,23 +35,21 @@ class HindsightChatStore(BaseChatStore):
     deleting the last message of an empty list return ``None`` instead of raising ``IndexError``; keys
     must be non-empty strings of at most 200 characters; returned messages are copies."""
 
-    namespace: str = Field(default=DEFAULT_NAMESPACE, description="Tenant scope of the lists and episodes.")
+    namespace: str = Field(description="Tenant scope of the lists and episodes, e.g. 'user:42' (required).")
     record_episodes: bool = Field(default=True, description="Also record each new message as an episode.")
     engine_path: str | None = Field(default=None, description="Data directory of the engine (for reloading).")
 
     _engine: Hindsight = PrivateAttr()
 
     def __init__(self, *, engine: Hindsight | None = None, **data: Any) -> None:
+        require_namespace(data.get("namespace"), who="HindsightChatStore")
         super().__init__(**data)
-        from hindsight_core.validation import check_namespace
-
-        check_namespace(self.namespace)
         self._engine = resolve_engine(engine, self.engine_path)
         self.engine_path = engine_ref(self._engine)
 
     @classmethod
     def from_defaults(
-        cls, namespace: str = DEFAULT_NAMESPACE, engine: Hindsight | None = None, record_episodes: bool = True
+        cls, namespace: str | None = None, engine: Hindsight | None = None, record_episodes: bool = True
     ) -> HindsightChatStore:
         return cls(namespace=namespace, engine=engine, record_episodes=record_episodes)
 
@@ -81,7 +73,6 @@ class HindsightChatStore(BaseChatStore):
         if not events:
             return ids
         stored = iter(self._engine.record_many(events, self.namespace))
-        from hindsight_llamaindex._common import is_recordable
 
         for index, message in enumerate(messages):
             if is_recordable(message):
@@ -95,8 +86,6 @@ class HindsightChatStore(BaseChatStore):
     def set_messages(self, key: str, messages: list[ChatMessage]) -> None:
         """Replace the list. Messages already in it keep their episode; only new ones are recorded, so an
         agent that sets its whole history every run does not record the same turn twice."""
-        from hindsight_core.transcripts import check_transcript_key
-
         key = check_transcript_key(key)
         dumped = [dump_message(m) for m in messages]
         known: dict[str, int] = defaultdict(int)
@@ -129,8 +118,6 @@ class HindsightChatStore(BaseChatStore):
 
     def add_message(self, key: str, message: ChatMessage, idx: int | None = None) -> None:
         """Append (or insert at ``idx``, as ``SimpleChatStore`` does) and record the message as an episode."""
-        from hindsight_core.transcripts import check_transcript_key
-
         key = check_transcript_key(key)
         entry = {"message": dump_message(message), "memory_id": self._record(key, [message])[0]}
 
@@ -146,8 +133,6 @@ class HindsightChatStore(BaseChatStore):
 
     def add_messages(self, key: str, messages: list[ChatMessage]) -> None:
         """Append several messages in one transcript write and one embedding batch."""
-        from hindsight_core.transcripts import check_transcript_key
-
         key = check_transcript_key(key)
         dumped = [dump_message(m) for m in messages]  # validate everything before recording anything
         entries = [

@@ -12,7 +12,7 @@ from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.llms.llm import LLM
 
 if TYPE_CHECKING:
-    from hindsight_core.lifecycle.extractors import LLMExtractor
+    from hindsight_core import LLMExtractor
 
 
 class LlamaIndexLLM:
@@ -31,6 +31,6 @@ class LlamaIndexLLM:
 
 def llm_extractor(llm: LLM, **options: Any) -> LLMExtractor:
     """An ``LLMExtractor`` driven by a LlamaIndex LLM: ``Hindsight(..., extractor=llm_extractor(llm))``."""
-    from hindsight_core.lifecycle.extractors import LLMExtractor
+    from hindsight_core import LLMExtractor
 
     return LLMExtractor(LlamaIndexLLM(llm), **options)

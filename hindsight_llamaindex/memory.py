@@ -23,25 +23,24 @@ from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.memory.types import BaseMemory
 from llama_index.core.utils import get_tokenizer
 
-from hindsight_llamaindex._common import (
-    DEFAULT_NAMESPACE,
+from hindsight_core.integration import (
+    check_transcript_key,
     engine_ref,
-    load_message,
+    query_text,
+    require_namespace,
     resolve_engine,
-    without_hits,
 )
+from hindsight_llamaindex._common import load_message, traced_recall, without_hits
 from hindsight_llamaindex.chat_store import HindsightChatStore
 
 if TYPE_CHECKING:
     from llama_index.core.llms.llm import LLM
 
-    from hindsight_core import Hindsight
-    from hindsight_core.recall.types import RecallResult
+    from hindsight_core import Hindsight, RecallResult
 
 DEFAULT_TOKEN_LIMIT = 3000
 #: Share of an LLM's context window given to the session log when ``llm=`` sets the limit.
 TOKEN_LIMIT_RATIO = 0.75
-_MAX_QUERY_CHARS = 4000
 
 
 def _new_session_id() -> str:
@@ -55,7 +54,7 @@ class HindsightMemory(BaseMemory):
     Clearing (``reset``) empties the session log only: what was said stays in long-term memory until it
     is forgotten explicitly through the engine."""
 
-    namespace: str = Field(default=DEFAULT_NAMESPACE, description="Whose memory: a tenant scope such as 'user:42'.")
+    namespace: str = Field(description="Whose memory: a tenant scope such as 'user:42' (required).")
     session_id: str = Field(default_factory=_new_session_id, description="The conversation.")
     token_limit: int = Field(default=DEFAULT_TOKEN_LIMIT, gt=0, description="Token budget of the session log.")
     k: int | None = Field(default=None, description="Memories recalled per turn (engine default when None).")
@@ -72,9 +71,11 @@ class HindsightMemory(BaseMemory):
     _last_recall: RecallResult | None = PrivateAttr(default=None)
 
     def __init__(self, *, engine: Hindsight | None = None, **data: Any) -> None:
+        # A chat engine's ``memory_cls.from_defaults()`` names no user; pass
+        # ``memory=HindsightMemory.from_defaults(namespace=...)`` instead (the error says so).
+        who = "HindsightMemory (memory=HindsightMemory.from_defaults(namespace=...))"
+        require_namespace(data.get("namespace"), who=who)
         super().__init__(**data)
-        from hindsight_core.transcripts import check_transcript_key
-
         check_transcript_key(self.session_id)
         self._engine = resolve_engine(engine, self.engine_path)
         self.engine_path = engine_ref(self._engine)
@@ -87,7 +88,7 @@ class HindsightMemory(BaseMemory):
     @classmethod
     def from_defaults(
         cls,
-        namespace: str = DEFAULT_NAMESPACE,
+        namespace: str | None = None,
         session_id: str | None = None,
         engine: Hindsight | None = None,
         chat_history: list[ChatMessage] | None = None,
@@ -149,7 +150,8 @@ class HindsightMemory(BaseMemory):
         if not query:
             self._last_recall = None
             return window
-        result = self._engine.recall(
+        result = traced_recall(
+            self._engine,
             query,
             self.namespace,
             session_id=self.session_id,
@@ -168,7 +170,7 @@ class HindsightMemory(BaseMemory):
         if not isinstance(input, str) or not input.strip():
             users = [m for m in window if m.role == MessageRole.USER and (m.content or "").strip()]
             input = users[-1].content if users else ""
-        return (input or "").strip()[-_MAX_QUERY_CHARS:]
+        return query_text(input or "")
 
     def _inject(self, window: list[ChatMessage], text: str) -> list[ChatMessage]:
         """Copies of the stored messages with ``text`` added: the session log itself never holds recall.

@@ -15,21 +15,20 @@ from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.memory.memory import BaseMemoryBlock
 from llama_index.core.utils import get_tokenizer
 
-from hindsight_llamaindex._common import (
-    DEFAULT_NAMESPACE,
+from hindsight_core.integration import (
     engine_ref,
-    episode_events,
-    render_hits,
+    query_text,
+    render_lines,
     render_prompt,
+    require_namespace,
     resolve_engine,
 )
+from hindsight_llamaindex._common import atraced_recall, episode_events
 
 if TYPE_CHECKING:
-    from hindsight_core import Hindsight
-    from hindsight_core.recall.types import RecallResult
+    from hindsight_core import Hindsight, RecallResult
 
 SESSION_STAMP = "session_id"
-_MAX_QUERY_CHARS = 4000
 
 
 class HindsightMemoryBlock(BaseMemoryBlock[str]):
@@ -41,7 +40,7 @@ class HindsightMemoryBlock(BaseMemoryBlock[str]):
         default=1,
         description="Truncation order (0 = never cut). Cut first by default: it drops its weakest memories.",
     )
-    namespace: str = Field(default=DEFAULT_NAMESPACE, description="Whose memory: a tenant scope.")
+    namespace: str = Field(description="Whose memory: a tenant scope such as 'user:42' (required).")
     k: int | None = Field(default=None, description="Memories recalled per turn (engine default when None).")
     budget_tokens: int | None = Field(default=None, description="Token budget of the recalled memories.")
     query_messages: int = Field(default=1, ge=1, description="How many recent user messages form the query.")
@@ -54,10 +53,8 @@ class HindsightMemoryBlock(BaseMemoryBlock[str]):
     _last_recall: RecallResult | None = PrivateAttr(default=None)
 
     def __init__(self, *, engine: Hindsight | None = None, **data: Any) -> None:
+        require_namespace(data.get("namespace"), who="HindsightMemoryBlock")
         super().__init__(**data)
-        from hindsight_core.validation import check_namespace
-
-        check_namespace(self.namespace)
         self._engine = resolve_engine(engine, self.engine_path)
         self.engine_path = engine_ref(self._engine)
 
@@ -71,14 +68,15 @@ class HindsightMemoryBlock(BaseMemoryBlock[str]):
 
     def _query(self, messages: list[ChatMessage] | None) -> str:
         users = [m.content for m in messages or [] if m.role == MessageRole.USER and (m.content or "").strip()]
-        return "\n".join(str(u) for u in users[-self.query_messages :]).strip()[-_MAX_QUERY_CHARS:]
+        return query_text("\n".join(str(u) for u in users[-self.query_messages :]))
 
     async def _aget(self, messages: list[ChatMessage] | None = None, **block_kwargs: Any) -> str:
         query = self._query(messages)
         if not query:
             return ""
         session_id = block_kwargs.get("session_id")
-        result = await self._engine.arecall(
+        result = await atraced_recall(
+            self._engine,
             query,
             self.namespace,
             session_id=session_id if isinstance(session_id, str) else None,
@@ -89,7 +87,7 @@ class HindsightMemoryBlock(BaseMemoryBlock[str]):
         self._last_recall = result
         if not result.hits:
             return ""
-        lines = render_hits(result.hits)
+        lines = render_lines(result.hits)
         text = render_prompt(lines)
         self._scored = {text: [(hit.score, line) for hit, line in zip(result.hits, lines, strict=True)]}
         return text

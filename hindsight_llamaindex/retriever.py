@@ -1,39 +1,22 @@
 """``HindsightRetriever``: recall as a LlamaIndex retriever (query engines, ``RetrieverTool``, routers).
 
-Each hit becomes a ``NodeWithScore`` whose node id is the memory id and whose metadata carries the
-memory's layer, kind, time, provenance (the cited episodes of a distilled memory) and per-channel
-scores; the node text is the memory itself."""
+Each hit becomes a ``NodeWithScore`` whose node id is the memory id and whose metadata is the hit shape
+both frameworks share (``memory_id``, ``score``, ``layer``, ``kind``, ``namespace``, ``occurred_at``,
+provenance); the node text is the memory itself. As a ``BaseRetriever`` it emits LlamaIndex's retrieval
+span and events."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from llama_index.core.base.base_retriever import BaseRetriever
-from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
+from llama_index.core.schema import NodeWithScore, QueryBundle
 
-from hindsight_llamaindex._common import DEFAULT_NAMESPACE, hit_metadata, resolve_engine
+from hindsight_core.integration import check_session_id, query_text, require_namespace, resolve_engine
+from hindsight_llamaindex._common import hit_nodes
 
 if TYPE_CHECKING:
     from hindsight_core import Hindsight
-    from hindsight_core.recall.types import RecallResult
-
-#: Metadata an LLM does not need to read next to the memory text (ids, scores, provenance).
-_HIDDEN_FROM_LLM = [
-    "memory_id",
-    "namespace",
-    "session_id",
-    "source_ids",
-    "entities",
-    "score",
-    "channels",
-    "reason",
-    "sources",
-    "metadata",
-    "status",
-    "importance",
-    "layer",
-    "role",
-]
 
 
 class HindsightRetriever(BaseRetriever):
@@ -41,7 +24,7 @@ class HindsightRetriever(BaseRetriever):
 
     def __init__(
         self,
-        namespace: str = DEFAULT_NAMESPACE,
+        namespace: str | None = None,
         *,
         engine: Hindsight | None = None,
         session_id: str | None = None,
@@ -51,9 +34,7 @@ class HindsightRetriever(BaseRetriever):
         include_cold: bool = False,
         **kwargs: Any,
     ) -> None:
-        from hindsight_core.validation import check_namespace, check_session_id
-
-        self.namespace = check_namespace(namespace)
+        self.namespace = require_namespace(namespace, who="HindsightRetriever")
         self.session_id = check_session_id(session_id)
         self.engine = resolve_engine(engine)
         self.k = k
@@ -71,22 +52,9 @@ class HindsightRetriever(BaseRetriever):
             "include_cold": self.include_cold,
         }
 
-    @staticmethod
-    def _nodes(result: RecallResult) -> list[NodeWithScore]:
-        nodes = []
-        for hit in result.hits:
-            node = TextNode(
-                id_=hit.memory.id,
-                text=hit.memory.content,
-                metadata=hit_metadata(hit),
-                excluded_llm_metadata_keys=list(_HIDDEN_FROM_LLM),
-                excluded_embed_metadata_keys=list(_HIDDEN_FROM_LLM),
-            )
-            nodes.append(NodeWithScore(node=node, score=hit.score))
-        return nodes
-
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        return self._nodes(self.engine.recall(query_bundle.query_str, self.namespace, **self._options()))
+        return hit_nodes(self.engine.recall(query_text(query_bundle.query_str), self.namespace, **self._options()))
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        return self._nodes(await self.engine.arecall(query_bundle.query_str, self.namespace, **self._options()))
+        result = await self.engine.arecall(query_text(query_bundle.query_str), self.namespace, **self._options())
+        return hit_nodes(result)

@@ -81,6 +81,21 @@ def test_tool_calls_and_tool_messages_survive_a_round_trip(hs: Hindsight, ns: st
     assert back[4].additional_kwargs == {"refusal": None} and back[4].response_metadata == {"model": "x"}
 
 
+def test_the_log_is_a_transcript_and_only_what_people_said_becomes_memory(hs: Hindsight, ns: str) -> None:
+    """One session-log concept for both frameworks: the LangChain history is the engine transcript of
+    (namespace, session_id), entries {"message", "memory_id"}. Tool calls, tool results and the system
+    prompt are kept there for replay but are not recorded as memories."""
+    HindsightChatMessageHistory(ns, "s1", engine=hs).add_messages(TOOL_TURN)
+    entries = hs.transcript(ns, "s1")
+    assert entries is not None and len(entries) == len(TOOL_TURN)
+    recorded = {m.id: m.content for m in hs.find(ns, session_id="s1")}
+    said = ["What's the weather in Lisbon?", "Sunny, up to 24°C.", "谢谢！明天呢？"]
+    assert sorted(recorded.values()) == sorted(said)
+    assert [e["memory_id"] is not None for e in entries] == [False, True, False, False, True, True]
+    assert all(recorded[e["memory_id"]] for e in entries if e["memory_id"])
+    assert not any("weather(" in text or "forecast" in text for text in recorded.values())
+
+
 def test_sessions_and_namespaces_are_separate(hs: Hindsight, ns: str) -> None:
     HindsightChatMessageHistory(ns, "s1", engine=hs).add_user_message("in s1")
     HindsightChatMessageHistory(ns, "s2", engine=hs).add_user_message("in s2")
@@ -94,10 +109,13 @@ def test_clear_keeps_long_term_memory_and_forget_deletes(hs: Hindsight, ns: str)
     history.add_user_message("I'm allergic to peanuts")
     history.clear()
     assert history.messages == []
+    # clear() deletes the session log (a transcript); it writes no "cleared" marker memory
+    assert hs.transcript(ns, "s1") is None
+    assert [m.content for m in hs.find(ns, session_id="s1")] == ["I'm allergic to peanuts"]
     hits = hs.recall("what about my peanuts allergy", ns).hits
     assert [h.memory.content for h in hits] == ["I'm allergic to peanuts"]
     history.add_user_message("new start")
-    assert history.forget() == 3  # the old turn, the clear marker, the new turn
+    assert history.forget() == 2  # the old turn and the new turn
     assert history.messages == [] and hs.recall("what about my peanuts allergy", ns).hits == []
 
 

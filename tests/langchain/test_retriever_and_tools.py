@@ -21,7 +21,7 @@ def test_retriever_documents_carry_id_layer_kind_score_and_sources(hs: Hindsight
     assert isinstance(docs[0], Document)
     assert docs[0].id == fact.id and docs[0].page_content == "User is allergic to peanuts"
     meta = docs[0].metadata
-    assert (meta["id"], meta["layer"], meta["kind"], meta["source_id"]) == (fact.id, "semantic", "fact", "ep-1")
+    assert (meta["memory_id"], meta["layer"], meta["kind"], meta["source_id"]) == (fact.id, "semantic", "fact", "ep-1")
     assert meta["source_ids"] == []  # provenance holds memory ids only; "ep-1" is the caller's id
     assert isinstance(meta["score"], float) and meta["channels"] and meta["namespace"] == ns
     assert all("Alps" not in d.page_content for d in docs)

@@ -65,9 +65,9 @@ async def test_tools_retain_then_recall_sync_and_async(shared_hs: Hindsight) -> 
     ns = _ns()
     recall, retain = memory_tools(ns, engine=shared_hs, session_id="tools")
     assert all(isinstance(t, FunctionTool) for t in (recall, retain))
-    assert {recall.metadata.name, retain.metadata.name} == {"recall_memory", "retain_memory"}
-    assert "Saved to memory" in str(retain.call(content="The user's passport expires in May 2027"))
-    assert "Saved to memory" in str(await retain.acall(content=FACT))
+    assert {recall.metadata.name, retain.metadata.name} == {"recall_memory", "save_memory"}
+    assert "Saved memory" in str(retain.call(content="The user's passport expires in May 2027"))
+    assert "Saved memory" in str(await retain.acall(content=FACT))
     found = await shared_hs.afind(ns, session_id="tools")
     assert [m.content for m in found] == ["The user's passport expires in May 2027", FACT]
     assert "passport expires in May 2027" in str(recall.call(query="my passport"))

@@ -1,0 +1,365 @@
+"""What framework adapters need from the engine beyond :class:`hindsight_core.Hindsight` itself.
+
+The LangChain and LlamaIndex adapters import nothing from ``hindsight_core`` but the package and this
+module (``tests/test_adapter_boundary.py`` enforces it). So the engine's internals can be reorganised
+without touching an adapter, and every rule the two frameworks must share lives here once:
+
+* **which engine** an adapter talks to (:func:`resolve_engine`), including an adapter rebuilt from JSON;
+* **input checks** that raise :class:`InvalidInputError` before anything changes (re-exported);
+* **the namespace** an adapter writes to: required, never a silent ``"default"``
+  (:func:`require_namespace`), and templated per call (:func:`fill_namespace`);
+* **the query** recall gets from an over-long chat turn (:func:`query_text`: the tail);
+* **what a hit looks like** outside the engine (:func:`hit_metadata`) and in a prompt
+  (:func:`render_prompt`);
+* **the tool names and descriptions** agents see;
+* **the session log**: an exact transcript per ``(namespace, session_id)`` whose entries are
+  ``{"message": <framework dump>, "memory_id": <episode id or None>}`` (:class:`SessionLog`).
+
+Heavy modules (the engine, recall, lifecycle) load only when a function needs them."""
+
+from __future__ import annotations
+
+import string
+import threading
+import weakref
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hindsight_core.errors import InvalidInputError, MissingExtraError
+from hindsight_core.optional import require
+from hindsight_core.validation import (
+    MAX_NAMESPACE_CHARS,
+    check_metadata,
+    check_namespace,
+    check_session_id,
+    check_text,
+)
+
+if TYPE_CHECKING:
+    from hindsight_core.engine import Hindsight
+    from hindsight_core.lifecycle.api import PINNED
+    from hindsight_core.lifecycle.schema import ExtractorReply
+    from hindsight_core.recall.types import RecallHit, RecallResult
+
+# -- the engine ------------------------------------------------------------------------------------
+
+_live: weakref.WeakValueDictionary[str, Hindsight] = weakref.WeakValueDictionary()
+_live_lock = threading.Lock()
+
+
+def _key(path: str | Path) -> str:
+    return str(Path(path).expanduser().resolve())
+
+
+def engine_ref(engine: Hindsight) -> str:
+    """Remember a live engine under its data directory and return that directory: what a serialised
+    adapter stores instead of the engine (a live object with open files cannot be JSON)."""
+    key = _key(engine.path)
+    with _live_lock:
+        _live[key] = engine
+    return key
+
+
+def resolve_engine(engine: Hindsight | None = None, engine_path: str | Path | None = None) -> Hindsight:
+    """The engine an adapter uses: the one given; else the live engine of ``engine_path`` in this
+    process (an adapter rebuilt from JSON), else that directory opened afresh; else the process-wide
+    shared engine (``$HINDSIGHT_PATH`` or ``./.hindsight``), so ``HindsightMemory(...)`` just works.
+
+    One resolver for every adapter of both frameworks, so "which data does this write to" has one
+    answer. A non-engine raises ``TypeError`` here instead of an ``AttributeError`` on first use."""
+    from hindsight_core.engine import Hindsight, default_path, shared_engine
+
+    if engine is not None:
+        if not isinstance(engine, Hindsight):
+            raise TypeError(f"engine must be a hindsight_core.Hindsight, got {type(engine).__name__}")
+        engine_ref(engine)
+        return engine
+    if engine_path is not None:
+        key = _key(engine_path)
+        with _live_lock:
+            live = _live.get(key)
+        if live is not None and not getattr(live, "_closed", False):
+            return live
+        if key != _key(default_path()):
+            opened = Hindsight(engine_path)
+            engine_ref(opened)
+            return opened
+    shared = shared_engine()
+    engine_ref(shared)
+    return shared
+
+
+# -- namespaces ------------------------------------------------------------------------------------
+
+#: A namespace template: ``"user:{user_id}"``, or LangMem-style labels ``("memories", "{user_id}")``
+#: (joined with ``/``: ``"memories/alice"``).
+NamespaceTemplate = str | Sequence[str]
+
+
+def require_namespace(namespace: object, *, who: str) -> str:
+    """A checked namespace; a missing one is an error, never a silent shared ``"default"``, because
+    every user of an adapter built without one would read and write the same memories."""
+    if namespace is None:
+        raise InvalidInputError(
+            f"{who} needs namespace=...: whose memory is this? Use one namespace per user or tenant, "
+            "e.g. namespace='user:42' (templates such as 'user:{user_id}' are filled per call where the "
+            "adapter supports them)"
+        )
+    return check_namespace(namespace)
+
+
+def template_fields(template: NamespaceTemplate) -> list[str]:
+    """The ``{field}`` names a namespace template needs (``[]`` for a fixed namespace)."""
+    labels = [template] if isinstance(template, str) else list(template)
+    fields: list[str] = []
+    for label in labels:
+        if not isinstance(label, str):
+            raise InvalidInputError(f"namespace labels must be str, got {type(label).__name__}")
+        for _, field, spec, conversion in string.Formatter().parse(label):
+            if field is None:
+                continue
+            if not field.isidentifier() or spec or conversion:
+                raise InvalidInputError(f"namespace template {label!r}: use plain {{name}} fields")
+            fields.append(field)
+    return fields
+
+
+def fill_namespace(template: NamespaceTemplate, values: Mapping[str, Any] | None, *, who: str) -> str:
+    """The namespace of one call: the template's ``{field}``s filled from ``values`` (a run's
+    ``configurable`` or context), then checked like any namespace. A missing or empty value raises
+    with the field's name, because guessing a user would break the wall between users."""
+    fields = template_fields(template)
+    values = values or {}
+    filled: dict[str, str] = {}
+    for field in fields:
+        value = values.get(field)
+        if value is None or (isinstance(value, str) and not value.strip()):
+            raise InvalidInputError(
+                f"{who}: the namespace template {template!r} needs {field!r}; pass it in the run's config "
+                f"(config={{'configurable': {{'{field}': ...}}}}) or context"
+            )
+        filled[field] = str(value)
+    labels = [template] if isinstance(template, str) else list(template)
+    if not labels:
+        raise InvalidInputError(f"{who}: the namespace template is empty")
+    return check_namespace("/".join(label.format(**filled) for label in labels))
+
+
+# -- queries ---------------------------------------------------------------------------------------
+
+#: Recall refuses longer queries (``InvalidInputError``). Adapters cut a chat turn instead, because a
+#: turn a plain chat memory accepts must not fail just because long-term memory is attached.
+MAX_QUERY_CHARS = 4_000
+
+
+def query_text(text: str) -> str:
+    """The part of a (possibly long) turn recall searches for: its **tail**. A long message is usually
+    pasted material followed by the ask ("<document> ... what did I say about X?"), and a multi-message
+    query is oldest-first, so the end is what the user is asking now."""
+    text = text.strip()
+    return text[-MAX_QUERY_CHARS:].lstrip() if len(text) > MAX_QUERY_CHARS else text
+
+
+# -- hits ------------------------------------------------------------------------------------------
+
+
+def hit_metadata(hit: RecallHit) -> dict[str, Any]:
+    """A recalled memory's identity, provenance and rank, flat and JSON-safe: the metadata of a
+    LangChain ``Document`` and of a LlamaIndex node alike (one shape, so code and traces port)."""
+    m = hit.memory
+    return {
+        "memory_id": m.id,
+        "namespace": m.namespace,
+        "session_id": m.session_id,
+        "layer": m.layer.value,
+        "kind": m.kind.value,
+        "role": m.role,
+        "occurred_at": m.occurred_at.isoformat(),
+        "importance": m.importance,
+        "status": m.status.value,
+        "source_ids": list(m.source_ids),
+        "source_id": m.source_id,
+        "entities": list(m.entities),
+        "score": hit.score,
+        "channels": dict(hit.channels),
+        "reason": hit.reason,
+        "sources": [s.content for s in hit.sources],
+        "metadata": dict(m.metadata),
+    }
+
+
+#: Keys of :func:`hit_metadata` an LLM does not need next to the memory text.
+HIT_METADATA_KEYS = (
+    "memory_id",
+    "namespace",
+    "session_id",
+    "layer",
+    "kind",
+    "role",
+    "occurred_at",
+    "importance",
+    "status",
+    "source_ids",
+    "source_id",
+    "entities",
+    "score",
+    "channels",
+    "reason",
+    "sources",
+    "metadata",
+)
+
+
+def render_lines(hits: Sequence[RecallHit]) -> list[str]:
+    """One prompt line (with cited excerpts) per hit, most relevant first."""
+    from hindsight_core.recall.types import render_hit
+
+    return [hit.text or render_hit(hit.memory, hit.memory.content) for hit in hits]
+
+
+def render_prompt(lines: Sequence[str]) -> str:
+    """The injected block: the engine's header and the quoted lines; ``""`` for none."""
+    from hindsight_core.recall.types import render_prompt as _render
+
+    return _render(lines)
+
+
+def without_known(result: RecallResult, known_ids: set[str], known_texts: set[str] | None = None) -> RecallResult:
+    """Drop hits the prompt already shows verbatim: turns in the window (by id or text), and distilled
+    memories whose every source is in the window. Recall adds what the window lacks."""
+    texts = known_texts or set()
+    kept = []
+    for hit in result.hits:
+        m = hit.memory
+        if m.id in known_ids or m.content.strip() in texts:
+            continue
+        episodes = [s for s in m.source_ids if s]
+        if m.layer.value != "episodic" and episodes and all(s in known_ids for s in episodes):
+            continue
+        kept.append(hit)
+    if len(kept) == len(result.hits):
+        return result
+    return result.model_copy(update={"hits": kept})
+
+
+# -- tools -----------------------------------------------------------------------------------------
+
+#: One set of tool names in both frameworks, so prompts and traces written for one work in the other.
+RECALL_TOOL_NAME = "recall_memory"
+SAVE_TOOL_NAME = "save_memory"
+RECALL_TOOL_DESCRIPTION = (
+    "Search long-term memory about the user (facts, preferences, earlier conversations). "
+    "Input: what you want to know, as a short question. Returns the relevant memories, or says none matched."
+)
+SAVE_TOOL_DESCRIPTION = (
+    "Save one thing worth remembering about the user for future conversations (a fact, preference, "
+    "decision or plan), as a short self-contained sentence. importance: 1 (trivia) to 5 (safety-critical, "
+    "e.g. allergies)."
+)
+NOTHING_FOUND = "No relevant memories."
+
+
+def saved_reply(memory_id: str) -> str:
+    return f"Saved memory {memory_id}."
+
+
+# -- session logs ----------------------------------------------------------------------------------
+
+
+def check_transcript_key(key: object) -> str:
+    """Transcript keys (session ids) are non-empty strings of at most 200 characters."""
+    return check_text(key, what="transcript key", max_chars=MAX_NAMESPACE_CHARS)
+
+
+class SessionLog:
+    """The exact, ordered message log of one session: an engine transcript for ``(namespace, key)``.
+
+    Each entry is ``{"message": <the framework's own dump>, "memory_id": <episode id or None>}``: the
+    message for replay (tool calls and results included), the id of the episode recorded for it (when
+    it was recorded) so recall can leave out what the window already shows. Both frameworks' chat
+    histories and stores use this one shape. ``clear()`` deletes the log (the episodes stay: forgetting
+    is explicit); the engine's ``forget_namespace`` deletes both."""
+
+    def __init__(self, engine: Hindsight, namespace: str, key: str) -> None:
+        self.engine = engine
+        self.namespace = check_namespace(namespace)
+        self.key = check_transcript_key(key)
+
+    def entries(self) -> list[dict[str, Any]] | None:
+        """The entries, oldest first; ``None`` when the log does not exist."""
+        return self.engine.transcript(self.namespace, self.key)
+
+    def append(self, entries: Sequence[dict[str, Any]]) -> None:
+        if entries:
+            new = list(entries)
+            self.engine.edit_transcript(self.namespace, self.key, lambda current: [*(current or []), *new])
+
+    def edit(self, edit: Callable[[list[Any] | None], list[Any] | None]) -> list[Any] | None:
+        return self.engine.edit_transcript(self.namespace, self.key, edit)
+
+    def clear(self) -> list[dict[str, Any]] | None:
+        """Delete the log; returns what it held (``None`` when there was none)."""
+        removed: list[list[Any] | None] = [None]
+
+        def drop(current: list[Any] | None) -> None:
+            removed[0] = current
+            return None
+
+        self.engine.edit_transcript(self.namespace, self.key, drop)
+        return removed[0]
+
+    def memory_ids(self, entries: Sequence[dict[str, Any]] | None = None) -> set[str]:
+        entries = self.entries() if entries is None else entries
+        return {e["memory_id"] for e in entries or [] if isinstance(e, dict) and e.get("memory_id")}
+
+
+# -- names that load lazily (they pull in the lifecycle) ------------------------------------------
+
+
+def __getattr__(name: str) -> Any:
+    if name == "PINNED":
+        # Metadata flag: the sweep never archives a pinned memory (a store item is read back by key).
+        from hindsight_core.lifecycle.api import PINNED
+
+        return PINNED
+    if name == "ExtractorReply":
+        # The JSON schema an LLM extractor answers in (structured output of a framework's chat model).
+        from hindsight_core.lifecycle.schema import ExtractorReply
+
+        return ExtractorReply
+    raise AttributeError(f"module 'hindsight_core.integration' has no attribute {name!r}")
+
+
+__all__ = [
+    "HIT_METADATA_KEYS",
+    "MAX_QUERY_CHARS",
+    "NOTHING_FOUND",
+    "PINNED",
+    "RECALL_TOOL_DESCRIPTION",
+    "RECALL_TOOL_NAME",
+    "SAVE_TOOL_DESCRIPTION",
+    "SAVE_TOOL_NAME",
+    "ExtractorReply",
+    "InvalidInputError",
+    "MissingExtraError",
+    "NamespaceTemplate",
+    "SessionLog",
+    "check_metadata",
+    "check_namespace",
+    "check_session_id",
+    "check_text",
+    "check_transcript_key",
+    "engine_ref",
+    "fill_namespace",
+    "hit_metadata",
+    "query_text",
+    "render_lines",
+    "render_prompt",
+    "require",
+    "require_namespace",
+    "resolve_engine",
+    "saved_reply",
+    "template_fields",
+    "without_known",
+]

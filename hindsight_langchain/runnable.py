@@ -1,0 +1,197 @@
+"""``with_memory``: recall and recording for any LCEL chain — the modern replacement for
+``RunnableWithMessageHistory`` (deprecated upstream), which records a session but recalls nothing from
+earlier ones.
+
+``with_memory(prompt | model)`` returns a runnable that, per call:
+
+1. finds the user from the run (``config={"configurable": {"user_id": "ana", "session_id": "s1"}}`` or
+   a LangGraph context) and fills the namespace template (``"user:{user_id}"`` by default);
+2. recalls what long-term memory holds about the input, from any earlier session, and passes it to the
+   chain as a prompt variable (``{memory}``), next to the session's own messages (``history``);
+3. runs the chain, then records the turn (user input and reply) in the session log and as memories.
+
+The recall is a retriever run in LangChain's callbacks (LangSmith shows query, hits and scores)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from hindsight_core.integration import require
+
+require("langchain_core", "langchain")
+
+from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun  # noqa: E402
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage  # noqa: E402
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableSerializable  # noqa: E402
+from langchain_core.runnables.config import ensure_config  # noqa: E402
+from pydantic import ConfigDict, Field, PrivateAttr, model_validator  # noqa: E402
+
+from hindsight_core.integration import (  # noqa: E402
+    InvalidInputError,
+    NamespaceTemplate,
+    fill_namespace,
+    resolve_engine,
+    template_fields,
+    without_known,
+)
+from hindsight_langchain._common import atraced_recall, load, message_events, run_values, traced_recall  # noqa: E402
+from hindsight_langchain.chat_history import HindsightChatMessageHistory  # noqa: E402
+
+if TYPE_CHECKING:
+    from hindsight_core import Hindsight, RecallResult
+
+
+class HindsightRunnable(RunnableSerializable[dict[str, Any], Any]):
+    """A chain with long-term memory; build it with :func:`with_memory`.
+
+    Input is a dict with ``input_key`` (the user's message, a str or a message). The chain receives
+    the same dict plus ``memory_key`` (the recalled memories as text, ``""`` when nothing is relevant)
+    and, when ``history_key`` is set, the session's earlier messages. The session is
+    ``configurable[session_key]`` (else ``thread_id``); without one the turn is still remembered, but
+    there is no session log to replay. The output is the chain's; its text (an ``AIMessage``, a str, or
+    ``output[output_key]``) is what is recorded as the reply."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    bound: Runnable[Any, Any]
+    namespace: NamespaceTemplate = "user:{user_id}"
+    engine: Any = Field(default=None, exclude=True)
+    input_key: str = "input"
+    memory_key: str = "memory"
+    history_key: str | None = "history"
+    output_key: str | None = None
+    session_key: str = "session_id"
+    k: int = 5
+    budget_tokens: int = 800
+    layers: list[str] | None = None
+    record: bool = True
+
+    _engine: Any = PrivateAttr(default=None)
+    _fields: list[str] = PrivateAttr(default_factory=list)
+    _last_recall: Any = PrivateAttr(default=None)
+
+    @model_validator(mode="after")
+    def _connect(self) -> HindsightRunnable:
+        self._fields = template_fields(self.namespace)
+        if not self._fields:
+            fill_namespace(self.namespace, {}, who="with_memory")  # a fixed namespace is checked now
+        if self.memory_key == self.input_key or self.history_key in (self.input_key, self.memory_key):
+            raise InvalidInputError("input_key, memory_key and history_key must differ")
+        self._engine = resolve_engine(self.engine)
+        return self
+
+    @property
+    def hindsight(self) -> Hindsight:
+        engine: Hindsight = self._engine
+        return engine
+
+    @property
+    def last_recall(self) -> RecallResult | None:
+        """The recall behind the latest call (hits, scores, reasons)."""
+        result: RecallResult | None = self._last_recall
+        return result
+
+    # -- one turn, in steps shared by the sync and async paths -------------------------------------
+    def _scope(self, config: RunnableConfig) -> tuple[str, str | None]:
+        namespace = fill_namespace(self.namespace, run_values(config, self._fields), who="with_memory")
+        configurable = ensure_config(config).get("configurable") or {}
+        session = configurable.get(self.session_key) or configurable.get("thread_id")
+        return namespace, str(session) if session else None
+
+    def _query(self, value: dict[str, Any]) -> str:
+        if not isinstance(value, dict) or self.input_key not in value:
+            raise InvalidInputError(f"with_memory expects a dict input with {self.input_key!r}")
+        message = value[self.input_key]
+        text = message.text if isinstance(message, BaseMessage) else message
+        if not isinstance(text, str) or not text.strip():
+            raise InvalidInputError(f"{self.input_key!r} must be a non-empty str or message")
+        return text
+
+    def _recall_args(self, session: str | None) -> dict[str, Any]:
+        return {"session_id": session, "k": self.k, "budget_tokens": self.budget_tokens, "layers": self.layers}
+
+    def _chain_input(
+        self, value: dict[str, Any], history: list[BaseMessage], ids: set[str], result: RecallResult
+    ) -> dict[str, Any]:
+        result = without_known(result, ids, {m.text.strip() for m in history})
+        self._last_recall = result
+        chain_input = {**value, self.memory_key: result.to_prompt()}
+        if self.history_key is not None:
+            chain_input[self.history_key] = history
+        return chain_input
+
+    def _reply(self, output: Any) -> str | None:
+        if self.output_key is not None and isinstance(output, dict):
+            output = output.get(self.output_key)
+        if isinstance(output, BaseMessage):
+            return output.text
+        return output if isinstance(output, str) else None
+
+    def _turn(self, query: str, output: Any) -> list[BaseMessage]:
+        reply = self._reply(output)
+        return [HumanMessage(query)] + ([AIMessage(reply)] if reply and reply.strip() else [])
+
+    def _invoke(self, value: dict[str, Any], run_manager: CallbackManagerForChainRun, config: RunnableConfig) -> Any:
+        namespace, session = self._scope(config)
+        query = self._query(value)
+        log = HindsightChatMessageHistory(namespace, session, engine=self.hindsight) if session else None
+        entries = log.entries() if log is not None else []
+        history = load(entries)
+        ids = {e["memory_id"] for e in entries if e.get("memory_id")}
+        result = traced_recall(self.hindsight, query, namespace, config, **self._recall_args(session))
+        output = self.bound.invoke(self._chain_input(value, history, ids, result), config)
+        if self.record:
+            turn = self._turn(query, output)
+            if log is not None:
+                log.add_messages(turn)
+            else:
+                self.hindsight.record_many([e for e in message_events(turn, None) if e is not None], namespace)
+        return output
+
+    async def _ainvoke(
+        self, value: dict[str, Any], run_manager: AsyncCallbackManagerForChainRun, config: RunnableConfig
+    ) -> Any:
+        namespace, session = self._scope(config)
+        query = self._query(value)
+        log = HindsightChatMessageHistory(namespace, session, engine=self.hindsight) if session else None
+        entries = await log.aentries() if log is not None else []
+        history = load(entries)
+        ids = {e["memory_id"] for e in entries if e.get("memory_id")}
+        result = await atraced_recall(self.hindsight, query, namespace, config, **self._recall_args(session))
+        output = await self.bound.ainvoke(self._chain_input(value, history, ids, result), config)
+        if self.record:
+            turn = self._turn(query, output)
+            if log is not None:
+                await log.aadd_messages(turn)
+            else:
+                events = [e for e in message_events(turn, None) if e is not None]
+                await self.hindsight.arecord_many(events, namespace)
+        return output
+
+    # -- Runnable --------------------------------------------------------------------------------
+    def invoke(self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        return self._call_with_config(self._invoke, input, config, run_type="chain")
+
+    async def ainvoke(self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        return await self._acall_with_config(self._ainvoke, input, config, run_type="chain")
+
+    def get_name(self, suffix: str | None = None, *, name: str | None = None) -> str:
+        return super().get_name(suffix, name=name or "HindsightMemory")
+
+
+def with_memory(
+    runnable: Runnable[Any, Any],
+    *,
+    namespace: NamespaceTemplate = "user:{user_id}",
+    engine: Hindsight | None = None,
+    **options: Any,
+) -> HindsightRunnable:
+    """``runnable`` with long-term memory (see :class:`HindsightRunnable` for ``options``)::
+
+        chain = with_memory(prompt | model, engine=hs)   # prompt uses {memory}, {history}, {input}
+        chain.invoke({"input": "..."}, config={"configurable": {"user_id": "ana", "session_id": "s1"}})
+    """
+    return HindsightRunnable(bound=runnable, namespace=namespace, engine=engine, **options)
+
+
+__all__ = ["HindsightRunnable", "with_memory"]

@@ -1,0 +1,119 @@
+"""with_memory: an LCEL chain recalls an earlier session's fact and records every turn; recall is a
+retriever run in LangChain's callbacks; every call is scoped to the user named by the run."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+import pytest
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.documents import Document
+from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
+
+from hindsight_core import Hindsight, InvalidInputError
+from hindsight_langchain import HindsightRunnable, with_memory
+
+from .conftest import RecordingListModel
+
+
+def _prompt() -> ChatPromptTemplate:
+    return ChatPromptTemplate.from_messages(
+        [("system", "Be brief.\n{memory}"), MessagesPlaceholder("history"), ("human", "{input}")]
+    )
+
+
+def _cfg(user: str, session: str, **extra: Any) -> Any:
+    return {"configurable": {"user_id": user, "session_id": session}, **extra}
+
+
+class RetrieverRuns(BaseCallbackHandler):
+    """Keeps every retriever run it is told about (what LangSmith would show)."""
+
+    def __init__(self) -> None:
+        self.queries: list[str] = []
+        self.documents: list[list[Document]] = []
+        self.parents: list[UUID | None] = []
+
+    def on_retriever_start(self, serialized: Any, query: str, *, parent_run_id: UUID | None = None, **kw: Any) -> None:
+        self.queries.append(query)
+        self.parents.append(parent_run_id)
+
+    def on_retriever_end(self, documents: Any, **kw: Any) -> None:
+        self.documents.append(list(documents))
+
+
+def test_a_new_session_recalls_an_earlier_sessions_fact(hs: Hindsight, ns: str) -> None:
+    model = RecordingListModel(responses=["Noted, vegan it is.", "Try a chickpea curry."])
+    chain = with_memory(_prompt() | model, namespace=ns + ":{user_id}", engine=hs)
+    assert isinstance(chain, HindsightRunnable)
+    chain.invoke({"input": "I am vegan, no meat or dairy for me."}, config=_cfg("ana", "s1"))
+    # the turn is in the session log (a transcript) and in long-term memory
+    assert [m.content for m in hs.find(f"{ns}:ana", session_id="s1")] == [
+        "I am vegan, no meat or dairy for me.",
+        "Noted, vegan it is.",
+    ]
+    reply = chain.invoke({"input": "Suggest a dinner recipe for my vegan diet"}, config=_cfg("ana", "s2"))
+    assert reply.content == "Try a chickpea curry."
+    system = str(model.prompts[1][0].content)
+    assert system.startswith("Be brief.\nRelevant memories") and "I am vegan, no meat or dairy for me." in system
+    assert len(model.prompts[1]) == 2  # a new session: no history, the fact came from recall
+    assert chain.last_recall is not None and chain.last_recall.hits
+
+
+def test_history_replays_the_session_and_is_not_repeated_by_recall(hs: Hindsight, ns: str) -> None:
+    model = RecordingListModel(responses=["Hi Ana.", "You are Ana."])
+    chain = with_memory(_prompt() | model, namespace=ns + ":{user_id}", engine=hs)
+    chain.invoke({"input": "My name is Ana."}, config=_cfg("ana", "s1"))
+    chain.invoke({"input": "What is my name?"}, config=_cfg("ana", "s1"))
+    assert [m.content for m in model.prompts[1][1:]] == ["My name is Ana.", "Hi Ana.", "What is my name?"]
+    assert "My name is Ana." not in str(model.prompts[1][0].content)  # shown once, in the history
+
+
+def test_the_wall_between_users_holds(hs: Hindsight, ns: str) -> None:
+    model = RecordingListModel(responses=["ok", "Hello."])
+    chain = with_memory(_prompt() | model, namespace=ns + ":{user_id}", engine=hs)
+    chain.invoke({"input": "I am allergic to peanuts."}, config=_cfg("ana", "s1"))
+    chain.invoke({"input": "What about my peanuts allergy?"}, config=_cfg("bob", "s1"))
+    assert str(model.prompts[1][0].content) == "Be brief.\n"
+    assert hs.find(f"{ns}:bob")[0].content == "What about my peanuts allergy?"
+
+
+def test_a_call_without_the_user_is_refused_and_records_nothing(hs: Hindsight, ns: str) -> None:
+    chain = with_memory(_prompt() | RecordingListModel(responses=["x"]), namespace=ns + ":{user_id}", engine=hs)
+    with pytest.raises(InvalidInputError, match="user_id"):
+        chain.invoke({"input": "hello"}, config={"configurable": {"session_id": "s1"}})
+    assert [n for n in hs.namespaces() if n.startswith(ns)] == []
+
+
+def test_recall_is_a_retriever_run_with_query_hits_and_scores(hs: Hindsight, ns: str) -> None:
+    model = RecordingListModel(responses=["ok", "Porto."])
+    chain = with_memory(_prompt() | model, namespace=ns + ":{user_id}", engine=hs)
+    chain.invoke({"input": "I moved to Porto last month."}, config=_cfg("ana", "s1"))
+    runs = RetrieverRuns()
+    chain.invoke({"input": "Where did I move last month?"}, config=_cfg("ana", "s2", callbacks=[runs]))
+    assert runs.queries == ["Where did I move last month?"]
+    assert runs.parents[0] is not None  # a child of the chain's run
+    docs = runs.documents[0]
+    assert docs[0].page_content == "I moved to Porto last month."
+    assert docs[0].metadata["namespace"] == f"{ns}:ana" and isinstance(docs[0].metadata["score"], float)
+    assert docs[0].metadata["memory_id"] == docs[0].id
+
+
+async def test_async_path_recalls_and_records(hs: Hindsight, ns: str) -> None:
+    model = RecordingListModel(responses=["Noted.", "Skip the satay."])
+    chain = with_memory(_prompt() | model, namespace=ns + ":{user_id}", engine=hs)
+    await chain.ainvoke({"input": "I am allergic to peanuts."}, config=_cfg("cy", "a1"))
+    await chain.ainvoke({"input": "Dinner ideas given my peanuts allergy?"}, config=_cfg("cy", "a2"))
+    assert "I am allergic to peanuts." in str(model.prompts[1][0].content)
+    entries = await hs.atranscript(f"{ns}:cy", "a2") or []
+    said = [e["message"]["data"]["content"] for e in entries]
+    assert said == ["Dinner ideas given my peanuts allergy?", "Skip the satay."]
+
+
+def test_without_a_session_the_turn_is_still_remembered(hs: Hindsight, ns: str) -> None:
+    model = RecordingListModel(responses=["ok"])
+    chain = with_memory(_prompt() | model, namespace=ns, engine=hs)
+    chain.invoke({"input": "My sister is called Inês."})
+    assert [m.content for m in hs.find(ns)] == ["My sister is called Inês.", "ok"]
+    assert hs.transcript_keys(ns) == []
