@@ -4,6 +4,8 @@ Append new migrations at the end with a new name; never edit one that has shippe
 
 from __future__ import annotations
 
+from hindsight_core.store.changes import CHANGE_LOG_STATEMENTS
+
 MIGRATIONS: list[tuple[str, list[str]]] = [
     (
         "0001_core",
@@ -189,5 +191,12 @@ MIGRATIONS: list[tuple[str, list[str]]] = [
             "CREATE TABLE leases (name TEXT PRIMARY KEY, owner TEXT NOT NULL, expires_at {real} NOT NULL)",
             "ALTER TABLE consolidation_jobs ADD COLUMN owner TEXT",
         ],
+    ),
+    (
+        # A change log for recall's namespace snapshots (hindsight_core/store/changes.py): triggers note
+        # every memory inserted, deleted, or updated in a column recall reads (not the activation columns
+        # reinforcement moves), whichever process wrote it; one row per memory, the latest change.
+        "0009_memory_changes",
+        CHANGE_LOG_STATEMENTS,
     ),
 ]
