@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from hindsight_core.clock import to_ts
 from hindsight_core.recall.floor import is_cjk
 from hindsight_core.recall.keyword import KeywordIndex, KeywordView
 from hindsight_core.recall.profile import standing_kinds
@@ -48,6 +49,11 @@ class Corpus:
     following: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     #: The standing-fact kinds each memory states (see profile.py).
     standing: list[tuple[str, ...]] = field(default_factory=list)
+    #: Standing-fact kind → indexes of the memories stating it (ascending), so the profile channel
+    #: reads its members instead of testing every memory.
+    standing_index: dict[str, list[int]] = field(default_factory=dict)
+    #: When each memory happened (epoch seconds), for the temporal channel's window and recency.
+    occurred: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
     #: Layers present, indexes of cold memories, whether the namespace holds superseded memories.
     layers: frozenset[Layer] = frozenset()
     cold: list[int] = field(default_factory=list)
@@ -263,6 +269,12 @@ def _append(
     corpus.cjk = list(cached.cjk) + [is_cjk(m.content) for m in fresh]
     corpus.cjk_mask = np.concatenate([cached.cjk_mask[:n0], np.asarray(corpus.cjk[n0:], dtype=bool)])
     corpus.standing = list(cached.standing) + [standing_kinds(m.content) for m in fresh]
+    corpus.standing_index = dict(cached.standing_index)
+    for i in range(n0, n):
+        for kind in corpus.standing[i]:
+            corpus.standing_index[kind] = [*corpus.standing_index.get(kind, []), i]
+    corpus.occurred = np.concatenate([cached.occurred[:n0], np.asarray([to_ts(m.occurred_at) for m in fresh],
+                                                                        dtype=np.float64)])
     corpus.layers = cached.layers | frozenset(m.layer for m in fresh)
     corpus.cold = list(cached.cold) + [i for i, m in enumerate(fresh, start=n0) if m.status == Status.COLD]
     corpus.has_superseded = cached.has_superseded
