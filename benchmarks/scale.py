@@ -510,13 +510,13 @@ def main() -> None:
     root.mkdir(parents=True, exist_ok=True)
     try:
         rows = []
+        tenants: list[TenantRow] = []
         for size in sizes:
             rows.append(measure_size(size, args, root))
-            print(f"size {size:,} done", file=sys.stderr, flush=True)
-        tenants = []
+            print(report(rows, tenants, args), file=sys.stderr, flush=True)  # partial tables as they come
         for count, each in layouts:
             tenants.append(measure_tenants(count, each, args, root))
-            print(f"namespaces {count}x{each} done", file=sys.stderr, flush=True)
+            print(report(rows, tenants, args), file=sys.stderr, flush=True)
     finally:
         if not args.root and not args.keep:
             shutil.rmtree(root, ignore_errors=True)

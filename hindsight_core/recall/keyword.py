@@ -121,7 +121,7 @@ class KeywordIndex:
         #: Per document, its terms (the relevance floor's keyword coverage reads them).
         self.terms: list[frozenset[str]] = []
         self._total_length = 0
-        #: Sum over the vocabulary of log(n_t + 0.5), kept in step for the average idf.
+        #: Documents indexed so far.
         self.size = 0
         self.extend(documents)
 
@@ -244,7 +244,7 @@ class _Growable:
     """A numpy array with amortised O(1) append; ``array`` is a view of the filled part."""
 
     def __init__(self, dtype: type) -> None:
-        self._buffer = np.zeros(16, dtype=dtype)
+        self._buffer: np.ndarray = np.zeros(16, dtype=dtype)
         self._n = 0
 
     def append(self, value: int) -> None:
