@@ -23,7 +23,7 @@ from hindsight_core.clock import to_ts
 from hindsight_core.recall.floor import is_cjk
 from hindsight_core.recall.keyword import KeywordIndex, KeywordView
 from hindsight_core.recall.profile import standing_kinds
-from hindsight_core.store.changes import changed_since, latest_change
+from hindsight_core.store.changes import DELETED, changed_since, latest_change
 from hindsight_core.store.sql import RelationalStore
 from hindsight_core.types import PERSISTENT_LAYERS, Layer, Memory, Status
 
@@ -143,8 +143,8 @@ class CorpusCache:
             if growth.rows != cached.size:
                 return None  # another snapshot grew from this one meanwhile: rebuild rather than fork
             latest, changed = changed_since(self._store, namespace, cached.change)
-            if any(seq is None and mid in cached.position for mid, seq in changed):
-                return None  # deleted
+            if any(seq is None and (mid == DELETED or mid in cached.position) for mid, seq in changed):
+                return None  # something was deleted (a deletion names no memory)
             ids = [mid for mid, seq in changed if seq is not None]
             where, params = _status_filter(include_cold)
             rows: list[Memory] = []

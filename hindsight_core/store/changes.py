@@ -22,6 +22,10 @@ WATCHED_COLUMNS = (
 )
 
 
+#: The memory id noted for a deletion: none (see the delete trigger).
+DELETED = ""
+
+
 def _note(row: str) -> str:
     # one row per memory: the previous note of the same memory goes, so the log stays as big as the table
     return (f"DELETE FROM memory_changes WHERE memory_id = {row}.id; "
@@ -35,7 +39,12 @@ CHANGE_LOG_STATEMENTS: list[str] = [
     f"CREATE TRIGGER tr_memory_changes_insert AFTER INSERT ON memories BEGIN {_note('NEW')} END",
     f"CREATE TRIGGER tr_memory_changes_update AFTER UPDATE OF {', '.join(WATCHED_COLUMNS)} ON memories "
     f"BEGIN {_note('NEW')} END",
-    f"CREATE TRIGGER tr_memory_changes_delete AFTER DELETE ON memories BEGIN {_note('OLD')} END",
+    # a deletion keeps no trace of the memory (forget erases its id everywhere but the tombstones): the
+    # namespace gets an anonymous marker, one at most, which makes a reader rebuild its snapshot
+    "CREATE TRIGGER tr_memory_changes_delete AFTER DELETE ON memories BEGIN "
+    "DELETE FROM memory_changes WHERE memory_id = OLD.id; "
+    f"DELETE FROM memory_changes WHERE namespace = OLD.namespace AND memory_id = '{DELETED}'; "
+    f"INSERT INTO memory_changes(namespace, memory_id) VALUES (OLD.namespace, '{DELETED}'); END",
 ]
 
 
@@ -46,8 +55,8 @@ def latest_change(store: RelationalStore, namespace: str) -> int:
 
 
 def changed_since(store: RelationalStore, namespace: str, after: int) -> tuple[int, list[tuple[str, int | None]]]:
-    """``(latest change number, [(memory id, its seq in memories or None when deleted)])`` of the
-    memories of ``namespace`` changed after change number ``after``."""
+    """``(latest change number, [(memory id, its seq in memories or None when gone)])`` of the memories
+    of ``namespace`` changed after change number ``after``; a deletion appears as :data:`DELETED`."""
     rows = store.query(
         "SELECT c.seq, c.memory_id, m.seq FROM memory_changes c LEFT JOIN memories m ON m.id = c.memory_id "
         "WHERE c.namespace = ? AND c.seq > ? ORDER BY c.seq",
