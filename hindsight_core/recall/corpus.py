@@ -147,10 +147,10 @@ class CorpusCache:
                 return None  # something was deleted (a deletion names no memory)
             ids = [mid for mid, seq in changed if seq is not None]
             where, params = _status_filter(include_cold)
-            rows: list[Memory] = []
+            rows: list[Memory] = []  # "+namespace": by id, not by walking the namespace index
             for start in range(0, len(ids), 500):
                 chunk = ids[start : start + 500]
-                rows += self._store.select(f"{where} AND id IN ({', '.join('?' * len(chunk))})",
+                rows += self._store.select(f"+{where} AND id IN ({', '.join('?' * len(chunk))})",
                                            [namespace, *params, *chunk], order="seq")
             present = {m.id for m in rows}
             seqs = dict(changed)

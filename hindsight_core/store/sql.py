@@ -239,7 +239,8 @@ class RelationalStore:
             chunk = ids[start : start + 500]
             marks = ", ".join("?" * len(chunk))
             for r in self.query(
-                f"SELECT {_COLUMNS} FROM memories WHERE namespace = ? AND id IN ({marks})", [namespace, *chunk]
+                # ``+namespace``: look rows up by id; SQLite otherwise walks a namespace index (O(namespace))
+                f"SELECT {_COLUMNS} FROM memories WHERE +namespace = ? AND id IN ({marks})", [namespace, *chunk]
             ):
                 found[r[0]] = _memory(r)
         return found
