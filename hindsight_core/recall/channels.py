@@ -65,10 +65,13 @@ def vector_channel(inp: ChannelInput, vectors: VectorIndex, query_vector: np.nda
 
 
 def keyword_channel(inp: ChannelInput, scores: np.ndarray) -> Ranked:
-    """``scores``: BM25 of every memory of the snapshot (computed once, also used by fusion)."""
+    """``scores``: BM25 of every memory of the snapshot (computed once, also used by fusion). Only the
+    memories with a positive score are sorted (BM25 is never negative here): the order is the one a
+    stable sort of all scores gives, at the cost of the matches rather than the namespace."""
     if not scores.size:
         return []
-    candidates = [int(i) for i in np.argsort(-scores, kind="stable")[: inp.n * 2] if scores[i] > 0]
+    positive = np.flatnonzero(scores > 0)
+    candidates = [int(i) for i in positive[np.argsort(-scores[positive], kind="stable")[: inp.n * 2]]]
     return _top(inp, candidates, [float(scores[i]) for i in candidates])
 
 
@@ -76,7 +79,10 @@ def profile_channel(inp: ChannelInput, similarities: np.ndarray, domains: set[st
     """Standing facts (an allergy, a name) whose domain the request falls in, closest first."""
     if not domains:
         return []
-    indexes = [i for i, kinds in enumerate(inp.corpus.standing) if domains & set(kinds)]
+    members: set[int] = set()
+    for kind in domains:
+        members.update(inp.corpus.standing_index.get(kind, ()))
+    indexes = sorted(members)
     return _top(inp, indexes, similarities[indexes])
 
 
@@ -86,14 +92,22 @@ def temporal_channel(inp: ChannelInput, similarities: np.ndarray) -> Ranked:
     corpus = inp.corpus
     pool: set[int] = set()
     window = inp.analysis.time_window
+    occurred = corpus.occurred
     if window is not None:
         start, end = to_ts(window.start), to_ts(window.end)
-        pool |= {i for i, m in enumerate(corpus.memories) if start <= to_ts(m.occurred_at) < end}
+        pool |= {int(i) for i in np.flatnonzero((occurred >= start) & (occurred < end))}
     if inp.analysis.history_cues:
         # The current session's own turns are already in the prompt (working memory): look before them.
-        earlier = [i for i, m in enumerate(corpus.memories) if m.session_id != inp.session_id or m.session_id is None]
-        earlier.sort(key=lambda i: to_ts(corpus.memories[i].occurred_at), reverse=True)
-        pool |= set(earlier[:inp.n * 2])
+        # Newest first, ties in snapshot order (what a stable reverse sort gives).
+        wanted = inp.n * 2
+        taken: list[int] = []
+        for i in np.argsort(-occurred, kind="stable"):
+            m = corpus.memories[int(i)]
+            if m.session_id != inp.session_id or m.session_id is None:
+                taken.append(int(i))
+                if len(taken) >= wanted:
+                    break
+        pool |= set(taken)
     if not pool:
         return []
     indexes = sorted(pool)

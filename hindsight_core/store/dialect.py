@@ -17,9 +17,12 @@ class Dialect:
     blob: str
     placeholder: str
     begin_write: str
+    #: ``{noindex}col``: a column the planner must not pick an index for (SQLite's unary ``+``), where a
+    #: lookup by id would otherwise walk a namespace index.
+    noindex: str
 
     def sql(self, statement: str) -> str:
-        statement = statement.format(pk=self.autoincrement_pk, real=self.real, blob=self.blob)
+        statement = statement.format(pk=self.autoincrement_pk, real=self.real, blob=self.blob, noindex=self.noindex)
         if self.placeholder != "?":  # a literal % must be doubled where %s marks a parameter
             statement = statement.replace("%", "%%").replace("?", self.placeholder)
         return statement
@@ -32,6 +35,7 @@ SQLITE = Dialect(
     blob="BLOB",
     placeholder="?",
     begin_write="BEGIN IMMEDIATE",  # take the write lock up front: no deadlock on lock upgrade
+    noindex="+",
 )
 
 POSTGRES = Dialect(
@@ -41,4 +45,5 @@ POSTGRES = Dialect(
     blob="BYTEA",
     placeholder="%s",
     begin_write="BEGIN",  # then PostgresStore takes the store's write lock (see store/postgres.py)
+    noindex="",  # the planner picks the primary key for an id list on its own
 )

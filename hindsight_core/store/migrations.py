@@ -2,9 +2,12 @@
 
 Append new migrations at the end with a new name; never edit one that has shipped. A statement is
 written once with the dialect's ``{…}`` slots (``store/dialect.py``); the rare one whose SQL differs
-between backends beyond those (JSON functions) is a ``{dialect name: statement}`` mapping."""
+between backends beyond those (JSON functions, triggers) is a ``{dialect name: statement}`` mapping; a
+dialect missing from it skips the statement."""
 
 from __future__ import annotations
+
+from hindsight_core.store.changes import CHANGE_LOG_STATEMENTS
 
 Statement = str | dict[str, str]
 
@@ -204,5 +207,12 @@ MIGRATIONS: list[tuple[str, list[Statement]]] = [
             "CREATE TABLE leases (name TEXT PRIMARY KEY, owner TEXT NOT NULL, expires_at {real} NOT NULL)",
             "ALTER TABLE consolidation_jobs ADD COLUMN owner TEXT",
         ],
+    ),
+    (
+        # A change log for recall's namespace snapshots (hindsight_core/store/changes.py): triggers note
+        # every memory inserted, deleted, or updated in a column recall reads (not the activation columns
+        # reinforcement moves), whichever process wrote it; one row per memory, the latest change.
+        "0009_memory_changes",
+        CHANGE_LOG_STATEMENTS,
     ),
 ]

@@ -187,8 +187,10 @@ class RelationalStore:
             for name, statements in MIGRATIONS:
                 if name in done:
                     continue
-                for statement in statements:
-                    self.execute(statement if isinstance(statement, str) else statement[self.dialect.name])
+                for statement in statements:  # a mapping holds each dialect's own text (or none for it)
+                    text = statement if isinstance(statement, str) else statement.get(self.dialect.name)
+                    if text:
+                        self.execute(text)
                 self.execute("INSERT INTO schema_migrations(name, applied_at) VALUES (?, ?)", (name, time.time()))
                 applied.append(name)
         return applied
@@ -269,7 +271,8 @@ class RelationalStore:
             chunk = ids[start : start + 500]
             marks = ", ".join("?" * len(chunk))
             for r in self.query(
-                f"SELECT {_COLUMNS} FROM memories WHERE namespace = ? AND id IN ({marks})", [namespace, *chunk]
+                # look rows up by id; SQLite otherwise walks a namespace index (O(namespace))
+                f"SELECT {_COLUMNS} FROM memories WHERE {{noindex}}namespace = ? AND id IN ({marks})", [namespace, *chunk]
             ):
                 found[r[0]] = _memory(r)
         return found
@@ -356,16 +359,25 @@ class RelationalStore:
             f"AND layer IN ({', '.join('?' * len(layers))})"
         )
 
-    def snapshot(self, namespace: str, statuses: Sequence[str], layers: Sequence[str]) -> list[Memory]:
-        """The namespace's indexed memories with one of ``statuses`` in ``layers``, in write order."""
-        return self.select(self._snapshot_where(statuses, layers), [namespace, *statuses, *layers], order="seq")
+    def snapshot(self, namespace: str, statuses: Sequence[str], layers: Sequence[str]) -> tuple[list[Memory], int]:
+        """The namespace's indexed memories with one of ``statuses`` in ``layers``, in write order, and
+        the last ``seq`` among them (0 for none): a snapshot grows from there."""
+        where, params = self._snapshot_where(statuses, layers), [namespace, *statuses, *layers]
+        memories = self.select(where, params, order="seq")
+        return memories, int(self.query(f"SELECT MAX(seq) FROM memories WHERE {where}", params)[0][0] or 0)
 
-    def snapshot_version(self, namespace: str, statuses: Sequence[str], layers: Sequence[str]) -> tuple[Any, ...]:
-        """``(count, last seq, last update)`` of what :meth:`snapshot` returns: changes when any of it does."""
-        where = self._snapshot_where(statuses, layers)
-        return tuple(self.query(
-            f"SELECT COUNT(*), MAX(seq), MAX(updated_at) FROM memories WHERE {where}", [namespace, *statuses, *layers]
-        )[0])
+    def snapshot_rows(
+        self, namespace: str, statuses: Sequence[str], layers: Sequence[str], ids: Sequence[str]
+    ) -> list[Memory]:
+        """Those of ``ids`` that :meth:`snapshot` would hold, in write order, looked up by id rather
+        than by walking the namespace's index."""
+        where = "{noindex}" + self._snapshot_where(statuses, layers)
+        rows: list[Memory] = []
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            rows += self.select(f"{where} AND id IN ({', '.join('?' * len(chunk))})",
+                                [namespace, *statuses, *layers, *chunk], order="seq")
+        return rows
 
     def has_status(self, namespace: str, status: str) -> bool:
         """Whether any memory of the namespace has ``status``."""

@@ -211,8 +211,8 @@ class OutboxApplier:
             self._activation.drop_namespace(namespace, layers)
 
     def _sync_vectors(self, present: list[Memory], absent: dict[tuple[str, str], list[str]]) -> None:
-        for (_, layer), ids in absent.items():
-            self._vectors.delete(layer, ids)
+        for (namespace, layer), ids in absent.items():
+            self._vectors.delete(layer, ids, namespace=namespace)
         if not present:
             return
         vectors = self.vectors_for(present)

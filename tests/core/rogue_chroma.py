@@ -13,12 +13,14 @@ import chromadb
 import numpy as np
 from chromadb.config import Settings
 
+from hindsight_core.vectors.chroma import collection_name
+
 
 def main() -> None:
     path, namespace = sys.argv[1], sys.argv[2]
     client = chromadb.PersistentClient(path=path, settings=Settings(anonymized_telemetry=False))
-    collection = client.get_collection("hindsight_episodic")
-    held = collection.get(where={"namespace": namespace}, include=["embeddings", "metadatas"])
+    collection = client.get_collection(collection_name("hindsight", "episodic", namespace))
+    held = collection.get(include=["embeddings", "metadatas"])
     dim = len(held["embeddings"][0])
     rng = np.random.default_rng(7)
     collection.upsert(ids=held["ids"], embeddings=rng.normal(size=(len(held["ids"]), dim)).astype(np.float32),

@@ -29,10 +29,10 @@ class PoisonChroma(ChromaVectorIndex):
             raise ValueError(f"cannot index {self.poison}")
         super().upsert(layer, namespace, ids, vectors, kinds)
 
-    def delete(self, layer: str, ids: Any) -> None:
+    def delete(self, layer: str, ids: Any, *, namespace: str | None = None) -> None:
         if self.down:
             raise BackendUnavailableError("vector index: down")
-        super().delete(layer, ids)
+        super().delete(layer, ids, namespace=namespace)
 
 
 def _engine(tmp_path: Path, embedder: Any, index: ChromaVectorIndex, attempts: int = 3) -> Hindsight:

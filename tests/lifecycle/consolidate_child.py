@@ -36,7 +36,7 @@ class LocalVectors:
         for mid, vector, kind in zip(ids, vectors, kinds, strict=True):
             rows[mid] = (namespace, np.asarray(vector, dtype=np.float32), kind)
 
-    def delete(self, layer: str, ids: Sequence[str]) -> None:
+    def delete(self, layer: str, ids: Sequence[str], *, namespace: str | None = None) -> None:
         for mid in ids:
             self._rows.get(layer, {}).pop(mid, None)
 

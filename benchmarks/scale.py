@@ -1,0 +1,532 @@
+"""Recall as memory grows: the engine against the floor, side by side in one run.
+
+A deterministic hash embedder (the same for every system, so only the engine's own cost is counted)
+embeds synthetic conversations. For each size the script measures, on the same vectors:
+
+- recall p50/p95 with the namespace's structures warm ("cached") and right after a write;
+- the floor: one unfiltered ANN query on a Chroma collection holding the same vectors (and the same
+  query with a namespace ``where`` filter on a shared collection, the layout to avoid);
+- a LangChain Chroma vector store on the same data (``langchain_chroma`` when installed, else the
+  store is emulated with chromadb directly: a collection plus ``query`` with documents and metadata,
+  which is what ``similarity_search_by_vector_with_relevance_scores`` does);
+- an interleaved chat loop (record user turn, recall, record reply): per-turn p50/p95;
+- ingest: ``record`` and ``record_many`` throughput against the embedder's own throughput;
+- cold start (open the directory, first recall), RSS growth, disk bytes per memory;
+- the namespaces layout: N namespaces x M memories in one store, one namespace's recall.
+
+    .venv/bin/python benchmarks/scale.py --sizes 1000,10000 [--namespaces 1000x100] [--write-doc LABEL]
+    .venv/bin/python benchmarks/scale.py --small     # under a minute; CI runs it (asserts nothing on time)
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import hashlib
+import os
+import platform
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from hindsight_core import Hindsight
+
+DIM = 384
+SESSION_TURNS = 20
+START = datetime(2024, 1, 1, tzinfo=UTC)
+
+
+class HashEmbedder:
+    """Deterministic and fast: each word picks one of 4,096 fixed random directions (by a stable hash);
+    a text is the normalised sum. Texts sharing words are close, as with a real model, at a cost of
+    microseconds, so the benchmark measures the engine, not the model."""
+
+    name = "bench-hash-384"
+    dim = DIM
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(7)
+        table = rng.standard_normal((4096, DIM)).astype(np.float32)
+        self._table = table / np.linalg.norm(table, axis=1, keepdims=True)
+        self._ids: dict[str, int] = {}
+
+    def _word(self, word: str) -> int:
+        found = self._ids.get(word)
+        if found is None:
+            found = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=4).digest(), "little") % 4096
+            self._ids[word] = found
+        return found
+
+    def _one(self, text: str) -> np.ndarray:
+        ids = [self._word(w) for w in text.lower().split()] or [0]
+        v = self._table[ids].sum(axis=0)
+        return v / max(float(np.linalg.norm(v)), 1e-12)
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, DIM), dtype=np.float32)
+        return np.stack([self._one(t) for t in texts]).astype(np.float32)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._one(text).astype(np.float32)
+
+
+# -- synthetic conversations -------------------------------------------------------------------------
+_SYLLABLES = ["ka", "lo", "mi", "ren", "ta", "vo", "shi", "pe", "dan", "ul", "gor", "fi", "bea", "tro", "nu", "sel"]
+
+
+def vocabulary(size: int = 6000) -> list[str]:
+    rng = np.random.default_rng(1)
+    words: dict[str, None] = {}
+    while len(words) < size:
+        n = int(rng.integers(2, 5))  # 16^2 + 16^3 + 16^4 possible words
+        words["".join(_SYLLABLES[int(i)] for i in rng.integers(0, len(_SYLLABLES), n))] = None
+    return list(words)
+
+
+class Conversations:
+    """Turns made of Zipf-distributed invented words around a few English frames, grouped in
+    sessions of 20 turns one minute apart; the same seed gives the same texts."""
+
+    FRAMES = ("I talked with {} about the {} and the {}.", "My {} wants a new {} before {}.",
+              "We planned the {} trip with {} and {}.", "Remember that {} likes {} more than {}.")
+
+    def __init__(self, seed: int) -> None:
+        self.words = vocabulary()
+        self.rng = np.random.default_rng(seed)
+        ranks = np.arange(1, len(self.words) + 1, dtype=np.float64)
+        self.p = (1.0 / ranks) / (1.0 / ranks).sum()
+
+    def text(self) -> str:
+        picks = self.rng.choice(len(self.words), size=6, p=self.p)
+        frame = self.FRAMES[int(self.rng.integers(0, len(self.FRAMES)))]
+        head = frame.format(*(self.words[int(i)] for i in picks[:3]))
+        return head + " " + " ".join(self.words[int(i)] for i in picks[3:])
+
+    def events(self, n: int, offset: int = 0, prefix: str = "s") -> list[dict[str, object]]:
+        out: list[dict[str, object]] = []
+        for i in range(offset, offset + n):
+            out.append({
+                "content": self.text(), "session_id": f"{prefix}{i // SESSION_TURNS}",
+                "role": "user" if i % 2 == 0 else "assistant",
+                "occurred_at": START + timedelta(minutes=i),
+            })
+        return out
+
+    def query(self) -> str:
+        picks = self.rng.choice(len(self.words), size=3, p=self.p)
+        return f"What did I say about {self.words[int(picks[0])]} and {self.words[int(picks[1])]}?"
+
+
+# -- measuring ---------------------------------------------------------------------------------------
+def pct(samples: Sequence[float], q: float) -> float:
+    return float(np.percentile(np.asarray(samples) * 1000.0, q)) if samples else float("nan")
+
+
+def timed(fn: Callable[[], object], runs: int) -> list[float]:
+    out = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t)
+    return out
+
+
+def rss_mb() -> float:
+    import psutil
+
+    return float(psutil.Process().memory_info().rss) / 2**20
+
+
+def disk_bytes(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+
+@dataclass
+class SizeRow:
+    size: int
+    cached: list[float] = field(default_factory=list)
+    after_write: list[float] = field(default_factory=list)
+    floor: list[float] = field(default_factory=list)
+    floor_filtered: list[float] = field(default_factory=list)
+    langchain: list[float] = field(default_factory=list)
+    chat: list[float] = field(default_factory=list)
+    ingest_many: float = 0.0
+    ingest_one: float = 0.0
+    embedder_rate: float = 0.0
+    cold_start: float = 0.0
+    rss_growth: float = 0.0
+    disk_per_memory: float = 0.0
+
+
+class FloorIndex:
+    """The same vectors in plain Chroma: an unfiltered collection (the floor) and, for comparison, a
+    shared collection queried with a namespace filter."""
+
+    def __init__(self, root: Path, per_channel: int) -> None:
+        import chromadb
+        from chromadb.config import Settings
+
+        self.n = per_channel
+        self.client = chromadb.PersistentClient(path=str(root), settings=Settings(anonymized_telemetry=False))
+        self.plain = self.client.create_collection("floor", embedding_function=None,
+                                                   metadata={"hnsw:space": "cosine"})
+        self.shared = self.client.create_collection("shared", embedding_function=None,
+                                                    metadata={"hnsw:space": "cosine"})
+
+    def add(self, ids: list[str], vectors: np.ndarray, texts: list[str], namespace: str,
+            other_namespaces: int = 0) -> None:
+        for start in range(0, len(ids), 5000):
+            chunk = slice(start, start + 5000)
+            self.plain.add(ids=ids[chunk], embeddings=vectors[chunk], documents=texts[chunk],
+                           metadatas=[{"namespace": namespace}] * len(ids[chunk]))
+            self.shared.add(ids=ids[chunk], embeddings=vectors[chunk],
+                            metadatas=[{"namespace": namespace}] * len(ids[chunk]))
+        if other_namespaces:  # as many other tenants' vectors in the shared collection
+            rng = np.random.default_rng(3)
+            for start in range(0, other_namespaces, 5000):
+                m = min(5000, other_namespaces - start)
+                other = rng.standard_normal((m, DIM)).astype(np.float32)
+                other /= np.linalg.norm(other, axis=1, keepdims=True)
+                self.shared.add(ids=[f"o{start + j}" for j in range(m)], embeddings=other,
+                                metadatas=[{"namespace": f"other{(start + j) % 999}"} for j in range(m)])
+
+    def query(self, vector: np.ndarray) -> object:
+        return self.plain.query(query_embeddings=[vector], n_results=self.n, include=["distances"])
+
+    def query_filtered(self, vector: np.ndarray, namespace: str) -> object:
+        return self.shared.query(query_embeddings=[vector], n_results=self.n, where={"namespace": namespace},
+                                 include=["distances"])
+
+
+class LangChainStore:
+    """A LangChain Chroma vector store on the same vectors: ``langchain_chroma.Chroma`` when it is
+    installed; otherwise what its similarity search does, with chromadb directly (documents and
+    metadata returned, distances turned into relevance scores)."""
+
+    def __init__(self, client: object, embedder: HashEmbedder) -> None:
+        self.embedder = embedder
+        try:
+            from langchain_chroma import Chroma  # type: ignore[import-not-found]
+        except ImportError:
+            Chroma = None
+        self.kind = "langchain_chroma" if Chroma is not None else "chromadb (langchain_chroma not installed)"
+        self._lc = None
+        self._collection = client.get_collection("floor")  # type: ignore[attr-defined]
+        if Chroma is not None:
+            from langchain_core.embeddings import Embeddings
+
+            outer = embedder
+
+            class _Emb(Embeddings):
+                def embed_documents(self, texts: list[str]) -> list[list[float]]:
+                    return outer.embed_documents(texts).tolist()
+
+                def embed_query(self, text: str) -> list[float]:
+                    return outer.embed_query(text).tolist()
+
+            self._lc = Chroma(client=client, collection_name="floor", embedding_function=_Emb())
+
+    def search(self, query: str, k: int) -> object:
+        if self._lc is not None:
+            return self._lc.similarity_search_with_relevance_scores(query, k=k)
+        vector = self.embedder.embed_query(query)
+        result = self._collection.query(query_embeddings=[vector], n_results=k,
+                                        include=["documents", "metadatas", "distances"])
+        return [(doc, meta, 1.0 - d) for doc, meta, d in
+                zip(result["documents"][0], result["metadatas"][0], result["distances"][0], strict=True)]
+
+
+def load(hs: Hindsight, conv: Conversations, namespace: str, n: int, batch: int = 2000,
+         prefix: str = "s") -> None:
+    done = 0
+    while done < n:
+        m = min(batch, n - done)
+        hs.record_many(conv.events(m, offset=done, prefix=prefix), namespace=namespace)
+        done += m
+
+
+def measure_size(size: int, args: argparse.Namespace, root: Path) -> SizeRow:
+    row = SizeRow(size=size)
+    embedder = HashEmbedder()
+    conv = Conversations(seed=size)
+    path = root / f"n{size}"
+    namespace = "user:bench"
+    gc.collect()
+    rss0 = rss_mb()
+    hs = Hindsight(path, embedder=embedder)
+    # ingest: record_many and record on a slice, against the embedder alone on the same texts
+    probe = conv.events(min(size, args.ingest), prefix="probe")
+    texts = [str(e["content"]) for e in probe]
+    t = time.perf_counter()
+    for start in range(0, len(texts), 64):
+        embedder.embed_documents(texts[start:start + 64])
+    row.embedder_rate = len(texts) / (time.perf_counter() - t)
+    embedder._ids.clear()
+    t = time.perf_counter()
+    hs.record_many(probe, namespace="ingest:many")
+    row.ingest_many = len(probe) / (time.perf_counter() - t)
+    singles = probe[: max(1, len(probe) // 4)]
+    t = time.perf_counter()
+    for event in singles:
+        hs.record(str(event["content"]), namespace="ingest:one", session_id=str(event["session_id"]))
+    row.ingest_one = len(singles) / (time.perf_counter() - t)
+    load(hs, conv, namespace, size)
+    queries = [conv.query() for _ in range(args.recalls)]
+    hs.recall(queries[0], namespace, track=False)  # builds whatever is lazy
+    row.cached = timed(iter_calls(hs, queries, namespace), args.recalls)
+    writes = conv.events(args.after_writes, offset=size, prefix="s")
+
+    def write_then_recall(i: int) -> float:
+        e = writes[i]
+        hs.record(str(e["content"]), namespace, session_id=str(e["session_id"]), occurred_at=e["occurred_at"])
+        t = time.perf_counter()
+        hs.recall(queries[i % len(queries)], namespace, track=False)
+        return time.perf_counter() - t
+
+    row.after_write = [write_then_recall(i) for i in range(args.after_writes)]
+    chat = conv.events(args.chat_turns * 2, offset=size + args.after_writes, prefix="chat")
+
+    def turn(i: int) -> float:
+        t = time.perf_counter()
+        user, reply = chat[2 * i], chat[2 * i + 1]
+        hs.record(str(user["content"]), namespace, session_id="chat", role="user")
+        hs.recall(str(user["content"]), namespace, session_id="chat")
+        hs.record(str(reply["content"]), namespace, session_id="chat", role="assistant")
+        return time.perf_counter() - t
+
+    row.chat = [turn(i) for i in range(args.chat_turns)]
+    hs.flush_recall_log()
+    row.rss_growth = rss_mb() - rss0
+    hs.close()
+    row.disk_per_memory = disk_bytes(path) / (size + len(probe) + len(singles))
+    # cold start: open the directory and answer the first recall
+    gc.collect()
+    t = time.perf_counter()
+    with Hindsight(path, embedder=embedder) as again:
+        again.recall(queries[1], namespace, track=False)
+    row.cold_start = time.perf_counter() - t
+    # the floor and LangChain on the same vectors
+    rows = Hindsight  # keep the name short below
+    del rows
+    ids, vectors, docs = stored_vectors(path, namespace)
+    floor = FloorIndex(root / f"floor{size}", per_channel=40)
+    floor.add(ids, vectors, docs, namespace, other_namespaces=size if args.filtered_floor else 0)
+    qv = [embedder.embed_query(q) for q in queries]
+    floor.query(qv[0])
+    row.floor = timed(iter_vectors(floor.query, qv), args.recalls)
+    if args.filtered_floor:
+        row.floor_filtered = timed(iter_vectors(lambda v: floor.query_filtered(v, namespace), qv), args.recalls)
+    lc = LangChainStore(floor.client, embedder)
+    args.langchain_kind = lc.kind
+    lc.search(queries[0], 10)
+    row.langchain = timed(iter_calls_lc(lc, queries), args.recalls)
+    shutil.rmtree(root / f"floor{size}", ignore_errors=True)
+    if not args.keep:
+        shutil.rmtree(path, ignore_errors=True)
+    return row
+
+
+def stored_vectors(path: Path, namespace: str) -> tuple[list[str], np.ndarray, list[str]]:
+    """The engine's own stored vectors of the namespace (so the floor indexes exactly the same data)."""
+    import sqlite3
+
+    con = sqlite3.connect(path / "hindsight.sqlite3")
+    rows = con.execute(
+        "SELECT m.id, e.vector, m.content FROM memories m JOIN embeddings e ON e.memory_id = m.id "
+        "WHERE m.namespace = ? ORDER BY m.seq", (namespace,)
+    ).fetchall()
+    con.close()
+    vectors = np.stack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
+    return [r[0] for r in rows], vectors, [r[2] for r in rows]
+
+
+def iter_calls(hs: Hindsight, queries: list[str], namespace: str) -> Callable[[], object]:
+    it = iter(range(10**9))
+    return lambda: hs.recall(queries[next(it) % len(queries)], namespace, track=False)
+
+
+def iter_calls_lc(lc: LangChainStore, queries: list[str]) -> Callable[[], object]:
+    it = iter(range(10**9))
+    return lambda: lc.search(queries[next(it) % len(queries)], 10)
+
+
+def iter_vectors(fn: Callable[[np.ndarray], object], vectors: list[np.ndarray]) -> Callable[[], object]:
+    it = iter(range(10**9))
+    return lambda: fn(vectors[next(it) % len(vectors)])
+
+
+@dataclass
+class TenantRow:
+    namespaces: int
+    per_namespace: int
+    recall: list[float] = field(default_factory=list)
+    floor: list[float] = field(default_factory=list)
+    floor_filtered: list[float] = field(default_factory=list)
+    rss_growth: float = 0.0
+
+
+def measure_tenants(count: int, each: int, args: argparse.Namespace, root: Path) -> TenantRow:
+    row = TenantRow(namespaces=count, per_namespace=each)
+    embedder = HashEmbedder()
+    conv = Conversations(seed=count * each)
+    path = root / f"t{count}x{each}"
+    gc.collect()
+    rss0 = rss_mb()
+    with Hindsight(path, embedder=embedder) as hs:
+        for t in range(count):
+            hs.record_many(conv.events(each, prefix=f"t{t}s"), namespace=f"tenant:{t}")
+        probe = [f"tenant:{i}" for i in np.random.default_rng(5).choice(count, size=min(count, 20), replace=False)]
+        queries = [conv.query() for _ in range(args.recalls)]
+        for ns in probe:
+            hs.recall(queries[0], ns, track=False)
+        it = iter(range(10**9))
+
+        def one() -> object:
+            i = next(it)
+            return hs.recall(queries[i % len(queries)], probe[i % len(probe)], track=False)
+
+        row.recall = timed(one, args.recalls)
+        row.rss_growth = rss_mb() - rss0
+    # floor: the namespace's vectors alone (unfiltered), and all tenants in one filtered collection
+    import chromadb
+    from chromadb.config import Settings
+
+    client = chromadb.PersistentClient(path=str(root / "tfloor"), settings=Settings(anonymized_telemetry=False))
+    ns = probe[0]
+    ids, vectors, _ = stored_vectors(path, ns)
+    alone = client.create_collection("alone", embedding_function=None, metadata={"hnsw:space": "cosine"})
+    alone.add(ids=ids, embeddings=vectors)
+    shared = client.create_collection("shared", embedding_function=None, metadata={"hnsw:space": "cosine"})
+    import sqlite3
+
+    con = sqlite3.connect(path / "hindsight.sqlite3")
+    batch: list[tuple[str, bytes, str]] = []
+    for mid, blob, namespace in con.execute(
+        "SELECT m.id, e.vector, m.namespace FROM memories m JOIN embeddings e ON e.memory_id = m.id"
+    ):
+        batch.append((mid, blob, namespace))
+        if len(batch) >= 5000:
+            _add(shared, batch)
+            batch = []
+    if batch:
+        _add(shared, batch)
+    con.close()
+    qv = [embedder.embed_query(q) for q in queries]
+    row.floor = timed(iter_vectors(
+        lambda v: alone.query(query_embeddings=[v], n_results=min(40, each), include=["distances"]), qv), args.recalls)
+    row.floor_filtered = timed(iter_vectors(
+        lambda v: shared.query(query_embeddings=[v], n_results=40, where={"namespace": ns}, include=["distances"]),
+        qv), args.recalls)
+    shutil.rmtree(root / "tfloor", ignore_errors=True)
+    if not args.keep:
+        shutil.rmtree(path, ignore_errors=True)
+    return row
+
+
+def _add(collection: object, batch: list[tuple[str, bytes, str]]) -> None:
+    collection.add(  # type: ignore[attr-defined]
+        ids=[b[0] for b in batch], embeddings=np.stack([np.frombuffer(b[1], dtype=np.float32) for b in batch]),
+        metadatas=[{"namespace": b[2]} for b in batch],
+    )
+
+
+def report(rows: list[SizeRow], tenants: list[TenantRow], args: argparse.Namespace) -> str:
+    lines = [
+        "| memories | recall cached p50 / p95 | right after a write p50 | floor (Chroma, unfiltered) p50"
+        " | shared collection + namespace filter p50 | LangChain Chroma p50 | cached / floor"
+        " | after write / cached | chat turn p50 / p95 |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        cached, floor = pct(r.cached, 50), pct(r.floor, 50)
+        lines.append(
+            f"| {r.size:,} | {cached:.1f} / {pct(r.cached, 95):.1f} ms | {pct(r.after_write, 50):.1f} ms"
+            f" | {floor:.2f} ms | {pct(r.floor_filtered, 50):.2f} ms | {pct(r.langchain, 50):.2f} ms"
+            f" | {cached / floor:.1f}x | {pct(r.after_write, 50) / cached:.2f}x"
+            f" | {pct(r.chat, 50):.1f} / {pct(r.chat, 95):.1f} ms |"
+        )
+    lines += [
+        "",
+        "| memories | record_many / s | record / s | embedder alone / s | record_many / embedder"
+        " | cold start to first recall | RSS growth | disk / memory |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r.size:,} | {r.ingest_many:,.0f} | {r.ingest_one:,.0f} | {r.embedder_rate:,.0f}"
+            f" | {r.ingest_many / r.embedder_rate:.2f} | {r.cold_start:.2f} s | {r.rss_growth:.0f} MB"
+            f" | {r.disk_per_memory:,.0f} B |"
+        )
+    if tenants:
+        lines += [
+            "",
+            "| namespaces x memories | one namespace's recall p50 / p95 | its vectors alone in Chroma p50"
+            " | one shared collection + filter p50 | recall / floor | RSS growth |",
+            "|---|---|---|---|---|---|",
+        ]
+        for t in tenants:
+            lines.append(
+                f"| {t.namespaces:,} x {t.per_namespace} | {pct(t.recall, 50):.1f} / {pct(t.recall, 95):.1f} ms"
+                f" | {pct(t.floor, 50):.2f} ms | {pct(t.floor_filtered, 50):.2f} ms"
+                f" | {pct(t.recall, 50) / pct(t.floor, 50):.1f}x | {t.rss_growth:.0f} MB |"
+            )
+    lines += ["", f"LangChain store: {getattr(args, 'langchain_kind', 'n/a')}. {args.recalls} recalls per cell, "
+              f"{args.after_writes} after writes, {args.chat_turns} chat turns; Python {platform.python_version()}, "
+              f"{os.cpu_count()} cores."]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="1000,10000", help="memories in one namespace, comma-separated")
+    parser.add_argument("--namespaces", default="", help="tenant layouts, e.g. 1000x100,10000x100")
+    parser.add_argument("--recalls", type=int, default=100)
+    parser.add_argument("--after-writes", type=int, default=8)
+    parser.add_argument("--chat-turns", type=int, default=20)
+    parser.add_argument("--ingest", type=int, default=1000, help="events in the ingest probe")
+    parser.add_argument("--filtered-floor", action="store_true", help="also time a shared filtered collection")
+    parser.add_argument("--small", action="store_true", help="a run under a minute (CI)")
+    parser.add_argument("--keep", action="store_true", help="keep the data directories")
+    parser.add_argument("--root", default=None, help="where the data directories go (default: a temp dir)")
+    parser.add_argument("--write-doc", default="", help="write the table to docs/benchmarks.md under this label")
+    args = parser.parse_args()
+    if args.small:
+        args.sizes, args.recalls, args.after_writes, args.chat_turns, args.ingest = "300", 10, 3, 3, 100
+        args.namespaces = args.namespaces or "20x30"
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    layouts = [tuple(int(x) for x in spec.split("x")) for spec in args.namespaces.split(",") if spec]
+    root = Path(args.root) if args.root else Path(tempfile.mkdtemp(prefix="scale-bench-"))
+    root.mkdir(parents=True, exist_ok=True)
+    try:
+        rows = []
+        tenants: list[TenantRow] = []
+        for size in sizes:
+            rows.append(measure_size(size, args, root))
+            print(report(rows, tenants, args), file=sys.stderr, flush=True)  # partial tables as they come
+        for count, each in layouts:
+            tenants.append(measure_tenants(count, each, args, root))
+            print(report(rows, tenants, args), file=sys.stderr, flush=True)
+    finally:
+        if not args.root and not args.keep:
+            shutil.rmtree(root, ignore_errors=True)
+    table = report(rows, tenants, args)
+    print(table)
+    if args.write_doc:
+        from _report import write_section
+
+        write_section(f"scale-{args.write_doc}", f"### {args.write_doc}\n\n`{' '.join(sys.argv)}`\n\n{table}")
+
+
+if __name__ == "__main__":
+    main()

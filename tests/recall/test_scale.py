@@ -1,0 +1,137 @@
+"""Recall that stays cheap as memory grows (issue 11): snapshots follow the change log instead of being
+rebuilt, the vector index has a collection per namespace, and the keyword index scores like BM25Okapi.
+
+Speed is the benchmark's business (benchmarks/scale.py); these tests check that what the fast paths
+produce is what a full rebuild would, that another writer's memories are seen, and that the benchmark
+itself runs."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+from rank_bm25 import BM25Okapi
+
+from hindsight_core import Hindsight
+from hindsight_core.recall.corpus import CorpusCache, VectorsFor
+from hindsight_core.recall.keyword import KeywordIndex, tokenize
+from hindsight_core.vectors.chroma import ChromaVectorIndex, collection_name
+
+ROOT = Path(__file__).resolve().parents[2]
+NS = "user:scale"
+TURNS = [
+    "I adopted a beagle called Biscuit last spring.", "Biscuit hates the vacuum cleaner.",
+    "我对花生过敏，很严重。", "The quarterly review moved to Thursday.", "Lily starts violin lessons on Monday.",
+    "Remind me to buy dog food for Biscuit.", "周末想去杭州爬山。", "My budget for the Lisbon trip is 3000 euros.",
+]
+
+
+def test_keyword_index_scores_like_bm25okapi_while_growing() -> None:
+    rng = np.random.default_rng(0)
+    words = [f"w{i}" for i in range(200)] + ["花生", "过敏", "beagle"]
+    p = 1.0 / np.arange(1, len(words) + 1)
+    p /= p.sum()
+    docs = [" ".join(rng.choice(words, size=int(rng.integers(0, 10)), p=p)) for _ in range(400)]
+    index = KeywordIndex(docs[:150])
+    index.extend(docs[150:])
+    reference = BM25Okapi([tokenize(d) or ["\x00"] for d in docs])
+    earlier = BM25Okapi([tokenize(d) or ["\x00"] for d in docs[:150]])
+    for _ in range(30):
+        query = tokenize(" ".join(rng.choice(words, size=4, p=p)))
+        assert np.allclose(index.scores(query), reference.get_scores(query), atol=1e-9)
+        # a snapshot taken before the append still scores its own documents only
+        assert np.allclose(index.view(150).scores(query), earlier.get_scores(query), atol=1e-9)
+    best = index.top(tokenize("花生过敏"), 5)
+    assert best and all("花生" in docs[i] or "过敏" in docs[i] for i, _ in best)
+
+
+def _snapshot_matches_rebuild(hs: Hindsight) -> None:
+    pipeline = hs._pipeline()
+    live = pipeline.corpus(NS, False)
+    rebuilt = CorpusCache(hs.store)._build(NS, False, live.change, VectorsFor(hs.outbox.vectors_for, hs.embedder.dim))
+    assert [m.id for m in live.memories] == [m.id for m in rebuilt.memories]
+    assert np.array_equal(live.vectors, rebuilt.vectors)
+    assert live.neighbours == rebuilt.neighbours
+    assert np.array_equal(live.previous, rebuilt.previous) and np.array_equal(live.following, rebuilt.following)
+    assert live.entities == rebuilt.entities and live.standing_index == rebuilt.standing_index
+    terms = tokenize("Biscuit beagle 花生 budget")
+    assert np.allclose(live.keyword.scores(terms), rebuilt.keyword.scores(terms))
+
+
+def test_writes_extend_the_snapshot_and_recall_sees_them(tmp_path: Path, embedder) -> None:
+    with Hindsight(tmp_path / "data", embedder=embedder) as hs:
+        hs.record_many([{"content": t, "session_id": "s1"} for t in TURNS[:4]], namespace=NS)
+        hs.recall("dog", NS)
+        first = hs._pipeline().corpus(NS, False)
+        for text in TURNS[4:]:
+            hs.record(text, NS, session_id="s2")
+            hs.recall(text, NS)  # tracked: reinforcement is not a change
+        hs.flush_recall_log()
+        now = hs._pipeline().corpus(NS, False)
+        assert now.growth is first.growth, "the snapshot was extended, not rebuilt"
+        assert now.size == len(TURNS) and first.size == 4  # the earlier snapshot is unchanged
+        _snapshot_matches_rebuild(hs)
+        hits = hs.recall("What should I buy for my dog?", NS, k=3).hits
+        assert any("dog food" in h.memory.content for h in hits)
+        # a memory forgotten leaves the snapshot (a rebuild) and recall
+        gone = next(m for m in now.memories if "dog food" in m.content)
+        assert hs.forget(gone.id, namespace=NS)
+        assert all(h.memory.id != gone.id for h in hs.recall("What should I buy for my dog?", NS, k=5).hits)
+        _snapshot_matches_rebuild(hs)
+
+
+def test_another_writer_is_seen_through_the_change_log(tmp_path: Path, embedder) -> None:
+    index = ChromaVectorIndex(tmp_path / "chroma")
+    reader = Hindsight(tmp_path / "data", embedder=embedder, vector_index=index)
+    writer = Hindsight(tmp_path / "data", embedder=embedder, vector_index=ChromaVectorIndex(tmp_path / "chroma"))
+    try:
+        reader.record_many(TURNS[:3], namespace=NS)
+        reader.recall("beagle", NS)
+        before = reader._pipeline().corpus(NS, False)
+        writer.record("Biscuit's vet appointment is on Friday at 10.", NS)
+        hits = reader.recall("When is the vet appointment?", NS, k=3).hits
+        assert any("vet appointment" in h.memory.content for h in hits)
+        after = reader._pipeline().corpus(NS, False)
+        assert after.growth is before.growth and after.size == before.size + 1
+        _snapshot_matches_rebuild(reader)
+    finally:
+        writer.close()
+        reader.close()
+
+
+def test_each_namespace_has_its_own_collection_and_a_legacy_layout_moves_over(tmp_path: Path) -> None:
+    import chromadb
+    from chromadb.config import Settings
+
+    client = chromadb.PersistentClient(path=str(tmp_path / "c"), settings=Settings(anonymized_telemetry=False))
+    legacy = client.get_or_create_collection("hindsight_episodic", embedding_function=None,
+                                             metadata={"hnsw:space": "cosine"})
+    rng = np.random.default_rng(1)
+    vectors = rng.standard_normal((6, 8)).astype(np.float32)
+    legacy.add(ids=[f"m{i}" for i in range(6)], embeddings=vectors,
+               metadatas=[{"namespace": "a" if i < 4 else "b", "kind": "turn"} for i in range(6)])
+    index = ChromaVectorIndex(client=client)
+    assert index.ids("episodic", "a") == {"m0", "m1", "m2", "m3"}
+    assert index.ids("episodic", "b") == {"m4", "m5"}
+    assert "hindsight_episodic" not in {c.name for c in client.list_collections()}
+    assert {h.memory_id for h in index.query("episodic", "b", vectors[0], 10)} == {"m4", "m5"}
+    assert index.query("episodic", "nobody", vectors[0], 10) == []
+    assert collection_name("hindsight", "episodic", "nobody") not in {c.name for c in client.list_collections()}
+    index.delete("episodic", ["m4"], namespace="b")
+    index.delete("episodic", ["m0"])  # namespace unknown: every collection of the layer is asked
+    assert index.ids("episodic", "b") == {"m5"} and "m0" not in index.ids("episodic", "a")
+    assert index.count("episodic") == 4
+    index.delete_namespace("episodic", "a")
+    assert index.ids("episodic", "a") == set() and index.count("episodic") == 1
+
+
+def test_scale_benchmark_small_variant_runs_and_prints_its_tables() -> None:
+    run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "scale.py"), "--small"], capture_output=True,
+                         text=True, cwd=ROOT, timeout=900)
+    assert run.returncode == 0, run.stderr[-3000:]
+    out = run.stdout
+    assert "| memories | recall cached p50 / p95 |" in out and "| 300 |" in out
+    assert "| namespaces x memories |" in out and "| 20 x 30 |" in out
+    assert "record_many / embedder" in out
