@@ -33,11 +33,11 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _split import part_of  # noqa: E402
+from _measure import CachedEmbedder, floor_margin, part_of
 
-from hindsight_core import Hindsight, HindsightConfig  # noqa: E402
-from hindsight_core.recall.keyword import KeywordIndex, tokenize  # noqa: E402
-from hindsight_core.types import Memory  # noqa: E402
+from hindsight_core import Hindsight, HindsightConfig
+from hindsight_core.recall.keyword import KeywordIndex, tokenize
+from hindsight_core.types import Memory
 
 SYSTEMS = ("hindsight", "vector", "bm25", "recency")
 
@@ -168,7 +168,8 @@ class Scores:
             out[part] = {f"recall@{k}": round(statistics.fmean(r[f"recall@{k}"] for r in rows), 4) for k in ks}
             out[part]["questions"] = len(rows)
             for c in (1, 2, 3, 4, 5):
-                cat = [r["recall@10"] for r in self.rows if r["part"] == part and r["category"] == c and "recall@10" in r]
+                cat = [r["recall@10"] for r in self.rows
+                       if r["part"] == part and r["category"] == c and "recall@10" in r]
                 if cat:
                     out[part][f"cat{c}@10"] = round(statistics.fmean(cat), 4)
         return out
@@ -211,7 +212,6 @@ def run(conversations: list[Conversation], ks: Sequence[int], workdir: Path, pro
     config = HindsightConfig()
     for key, value in (overrides or {}).items():
         setattr(config.recall, key, value)
-    from longmemeval import CachedEmbedder
 
     from hindsight_core.embeddings.base import resolve_embedder
 
@@ -221,6 +221,7 @@ def run(conversations: list[Conversation], ks: Sequence[int], workdir: Path, pro
     scores = {name: Scores() for name in SYSTEMS}
     off_topic_hits: dict[str, int] = {}
     off_topic_by_part: dict[str, int] = {}
+    off_topic_margins: dict[str, list[float | None]] = {}
     kmax = max(ks)
     record_s = 0.0
     n_turns = 0
@@ -253,14 +254,17 @@ def run(conversations: list[Conversation], ks: Sequence[int], workdir: Path, pro
 
         for q in conv.questions:
             t0 = time.perf_counter()
-            res = hs.recall(q.text, namespace, k=kmax, budget_tokens=100_000, now=conv.now)
+            res = hs.recall(q.text, namespace, k=kmax, budget_tokens=100_000, now=conv.now, explain=True)
             elapsed = time.perf_counter() - t0
-            ranked = [(_evidence(h.memory, dia), tokens.count(_body(h.text))) for h in res.hits]
+            ranked = [(_evidence(h.memory, dia, h.sources), tokens.count(_body(h.text))) for h in res.hits]
             scores["hindsight"].add(q.category, q.evidence, ranked, ks, elapsed, part)
+            scores["hindsight"].rows[-1].update(empty=not res.hits, margin=floor_margin(res))
             timed("vector", q, partial(_vector_top, hs, namespace, q.text, kmax))
             timed("bm25", q, partial(_bm25_top, bm25, ids, q.text, kmax))
             timed("recency", q, partial(_recent, ids, kmax))
-        hits = [len(hs.recall(text, namespace, k=10, now=conv.now).hits) for text in OFF_TOPIC]
+        off = [hs.recall(text, namespace, k=10, now=conv.now, explain=True) for text in OFF_TOPIC]
+        hits = [len(r.hits) for r in off]
+        off_topic_margins.setdefault(part, []).extend(floor_margin(r) for r in off)
         off_topic_hits[conv.sample_id] = sum(hits)
         off_topic_by_part[part] = off_topic_by_part.get(part, 0) + sum(bool(h) for h in hits)
         if progress:
@@ -271,7 +275,7 @@ def run(conversations: list[Conversation], ks: Sequence[int], workdir: Path, pro
         "systems": {name: s.summary(ks) for name, s in scores.items()},
         "per_question": {name: s.rows for name, s in scores.items()},
         "off_topic": {"queries": len(OFF_TOPIC), "hits_per_conversation": off_topic_hits,
-                      "queries_given_memories_by_part": off_topic_by_part},
+                      "queries_given_memories_by_part": off_topic_by_part, "margins": off_topic_margins},
         "data": {
             "conversations": len(conversations),
             "turns": n_turns,
@@ -308,11 +312,13 @@ def _body(text: str) -> str:
     return body if isinstance(body, str) else quoted
 
 
-def _evidence(memory: Memory, dia: dict[str, list[str]]) -> list[str]:
+def _evidence(memory: Memory, dia: dict[str, list[str]], collapsed: Sequence[Memory] = ()) -> list[str]:
     """The dia_ids a recalled memory covers: an episode's own ``source_id``, a distilled memory's
-    through the episodes it cites (its ``source_ids`` are memory ids)."""
+    through the episodes it cites (its ``source_ids`` are memory ids), and the memories recall
+    collapsed into the hit as the same fact (its ``sources``)."""
     own = [memory.source_id] if memory.source_id else []
-    return own + [d for s in memory.source_ids for d in dia.get(s, [])]
+    merged = [m.source_id for m in collapsed if m.source_id]
+    return own + [d for s in memory.source_ids for d in dia.get(s, [])] + merged
 
 
 def _complete(hs: Hindsight, namespace: str, conv: Conversation) -> bool:

@@ -23,7 +23,6 @@ the SHA-1 of their text (``--cache``); a second run embeds nothing but the queri
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import statistics
 import sys
@@ -40,58 +39,15 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _split import part_of  # noqa: E402
-from locomo import OFF_TOPIC  # noqa: E402
+from _measure import CachedEmbedder, floor_margin, part_of
+from locomo import OFF_TOPIC
 
-from hindsight_core import Hindsight, HindsightConfig  # noqa: E402
-from hindsight_core.embeddings.base import Embedder, resolve_embedder  # noqa: E402
-from hindsight_core.recall.keyword import KeywordIndex, tokenize  # noqa: E402
+from hindsight_core import Hindsight, HindsightConfig
+from hindsight_core.embeddings.base import resolve_embedder
+from hindsight_core.recall.keyword import KeywordIndex, tokenize
 
 SYSTEMS = ("hindsight", "e5", "bm25", "rrf")
 KS = (5, 10)
-
-
-class CachedEmbedder:
-    """The default embedder with a disk cache of document vectors (keyed by the SHA-1 of the text).
-
-    It keeps the wrapped model's ``name``: the vectors are that model's, computed once."""
-
-    def __init__(self, inner: Embedder, cache: Path) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self.dim = inner.dim
-        self.cache = cache
-        cache.mkdir(parents=True, exist_ok=True)
-        self.vectors: dict[str, np.ndarray] = {}
-        for chunk in sorted(cache.glob("*.npz")):
-            data = np.load(chunk)
-            for key, vector in zip(data["keys"].tolist(), data["vecs"], strict=True):
-                self.vectors[key] = vector
-        self.computed = 0
-
-    @staticmethod
-    def key(text: str) -> str:
-        return hashlib.sha1(text.encode()).hexdigest()
-
-    def has(self, text: str) -> bool:
-        return self.key(text) in self.vectors
-
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        keys = [self.key(t) for t in texts]
-        missing = list(dict.fromkeys(k for k in keys if k not in self.vectors))
-        if missing:
-            by_key = {self.key(t): t for t in texts}
-            vectors = self.inner.embed_documents([by_key[k] for k in missing])
-            for k, v in zip(missing, vectors, strict=True):
-                self.vectors[k] = v
-            np.savez(self.cache / f"run-{time.time_ns()}.npz", keys=np.array(missing), vecs=vectors)
-            self.computed += len(missing)
-        if not keys:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        return np.stack([self.vectors[k] for k in keys]).astype(np.float32)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self.inner.embed_query(text)
 
 
 @dataclass
@@ -129,8 +85,12 @@ def load(path: Path) -> list[Question]:
     questions = []
     for item in json.loads(path.read_text()):
         turns: list[Turn] = []
+        seen: set[str] = set()
         for sid, date, session in zip(item["haystack_session_ids"], item["haystack_dates"],
                                       item["haystack_sessions"], strict=True):
+            if sid in seen:  # a few haystacks hold a session twice: it is one conversation
+                continue
+            seen.add(sid)
             start = parse_date(date)
             for i, turn in enumerate(session):
                 if turn["role"] != "user" or not turn["content"].strip():
@@ -153,6 +113,8 @@ class PerQuestion:
     part: str
     metrics: dict[str, float] = field(default_factory=dict)
     empty: bool = False
+    #: best candidate's floor evidence less the anchor bar (``None``: anchored regardless, see floor_margin)
+    margin: float | None = None
 
 
 def measure(q: Question, ranked_turns: Sequence[str]) -> dict[str, float]:
@@ -188,6 +150,7 @@ def run(questions: list[Question], workdir: Path, cache: Path, *, depth: int, pr
     per: dict[str, list[PerQuestion]] = {name: [] for name in SYSTEMS}
     off_topic_given = 0
     off_topic_asked = 0
+    off_topic_margins: list[float | None] = []
     latency: list[float] = []
     started = time.perf_counter()
     for n, q in enumerate(questions, start=1):
@@ -202,14 +165,16 @@ def run(questions: list[Question], workdir: Path, cache: Path, *, depth: int, pr
         source_ids = [t.source_id for t in q.turns]
         part = part_of(q.qid)
         t0 = time.perf_counter()
-        result = hs.recall(q.text, namespace, k=depth, budget_tokens=1_000_000, now=q.now, track=False)
+        result = hs.recall(q.text, namespace, k=depth, budget_tokens=1_000_000, now=q.now, track=False,
+                           explain=True)
         latency.append((time.perf_counter() - t0) * 1000)
         ranked: list[str] = []
         for hit in result.hits:
             for sid in [hit.memory.source_id, *(by_id.get(s, "") for s in hit.memory.source_ids)]:
                 if sid and sid not in ranked:
                     ranked.append(sid)
-        hp = PerQuestion(q.qid, q.qtype, part, measure(q, ranked), empty=not result.hits)
+        hp = PerQuestion(q.qid, q.qtype, part, measure(q, ranked), empty=not result.hits,
+                         margin=floor_margin(result))
         per["hindsight"].append(hp)
         query_vector = embedder.embed_query(q.text)
         cosine = embedder.embed_documents([t.text for t in q.turns]) @ query_vector
@@ -226,7 +191,9 @@ def run(questions: list[Question], workdir: Path, cache: Path, *, depth: int, pr
         if off_topic:
             for text in OFF_TOPIC:
                 off_topic_asked += 1
-                off_topic_given += bool(hs.recall(text, namespace, k=10, now=q.now, track=False).hits)
+                res = hs.recall(text, namespace, k=10, now=q.now, track=False, explain=True)
+                off_topic_given += bool(res.hits)
+                off_topic_margins.append(floor_margin(res))
         if progress:
             m = hp.metrics
             print(f"[{n}/{len(questions)}] {q.qid} {q.qtype} {part}: hindsight all@10={m['session_all@10']:.0f} "
@@ -240,8 +207,9 @@ def run(questions: list[Question], workdir: Path, cache: Path, *, depth: int, pr
         "per_question": {name: [vars(r) for r in rows] for name, rows in per.items()},
         "answerable_left_empty": {p: sum(r.empty for r in per["hindsight"] if p in ("all", r.part))
                                   for p in ("all", "tune", "held")},
-        "off_topic": {"asked": off_topic_asked, "given_memories": off_topic_given},
-        "latency_ms": {"p50": round(statistics.median(lat), 1), "p95": round(lat[min(len(lat) - 1, int(0.95 * len(lat)))], 1)},
+        "off_topic": {"asked": off_topic_asked, "given_memories": off_topic_given, "margins": off_topic_margins},
+        "latency_ms": {"p50": round(statistics.median(lat), 1),
+                       "p95": round(lat[min(len(lat) - 1, int(0.95 * len(lat)))], 1)},
         "data": {"questions": len(questions), "turns": sum(len(q.turns) for q in questions),
                  "embedded_this_run": embedder.computed},
     }
@@ -270,7 +238,8 @@ def table(result: dict[str, Any]) -> str:
     lines += ["\nsession_all@10 by question type:", "| system | " + " | ".join(types) + " |",
               "|" + "---|" * (len(types) + 1)]
     for name, s in result["systems"].items():
-        lines.append(f"| {name} | " + " | ".join(f"{s['by_type'][t].get('session_all@10', 0):.2f}" for t in types) + " |")
+        cells = [f"{s['by_type'][t].get('session_all@10', 0):.2f}" for t in types]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -283,6 +252,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "their best turn, so more than 10 turns are needed for 10 sessions)")
     parser.add_argument("--questions", type=int, help="only the first N questions")
     parser.add_argument("--cached-only", action="store_true", help="only questions whose turns are all cached")
+    parser.add_argument("--only", type=Path, help="a file of question ids, one a line: only those questions")
     parser.add_argument("--no-off-topic", action="store_true")
     parser.add_argument("--quiet", action="store_true")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
@@ -291,6 +261,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     overrides = {key: json.loads(value) if value[:1] in "0123456789-[{tf" else value
                  for key, value in (item.split("=", 1) for item in args.set)}
     questions = load(args.data)[: args.questions]
+    if args.only:
+        wanted = set(args.only.read_text().split())
+        questions = [q for q in questions if q.qid in wanted]
     if args.cached_only:
         probe = CachedEmbedder.__new__(CachedEmbedder)
         keys = {k for f in args.cache.glob("*.npz") for k in np.load(f)["keys"].tolist()}
@@ -302,7 +275,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     result["overrides"] = overrides
     result["data"]["total_seconds"] = round(time.perf_counter() - started, 1)
     print(table(result))
-    print(json.dumps({k: result[k] for k in ("answerable_left_empty", "off_topic", "latency_ms", "data")}, indent=1))
+    summary = {k: result[k] for k in ("answerable_left_empty", "latency_ms", "data")}
+    summary["off_topic"] = {k: v for k, v in result["off_topic"].items() if k != "margins"}
+    print(json.dumps(summary, indent=1))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(result, indent=1))
