@@ -99,3 +99,65 @@ class CachedEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.inner.embed_query(text)
+
+
+def _rows(result: dict[str, Any], metric: str) -> dict[str, list[tuple[str, float]]]:
+    """``{part: [(question key, value)]}`` of Hindsight's per-question ``metric`` in a run's JSON."""
+    out: dict[str, list[tuple[str, float]]] = {}
+    for n, row in enumerate(result["per_question"]["hindsight"]):
+        value = row["metrics"].get(metric) if "metrics" in row else row.get(metric)
+        if value is None or ("category" in row and row["category"] not in (1, 2, 3, 4)):
+            continue
+        out.setdefault(row["part"], []).append((row.get("qid", str(n)), float(value)))
+    return out
+
+
+def floor_curve(result: dict[str, Any], shifts: Sequence[float]) -> list[dict[str, Any]]:
+    """Answerable questions left empty and off-topic queries given memories, per part, if the anchor
+    bar were raised by each shift (from the margins one run recorded)."""
+    answerable: dict[str, list[float]] = {}
+    for row in result["per_question"]["hindsight"]:
+        margin = row.get("margin")
+        answerable.setdefault(row["part"], []).append(float("-inf") if margin is None else margin)
+    off = result["off_topic"]["margins"]
+    if isinstance(off, list):  # LongMemEval: OFF_TOPIC queries per question, in question order
+        per = len(off) // max(len(result["per_question"]["hindsight"]), 1)
+        parts = [row["part"] for row in result["per_question"]["hindsight"] for _ in range(per)]
+        off = {p: [m for m, q in zip(off, parts, strict=False) if q == p] for p in set(parts)}
+    curve = []
+    for d in shifts:
+        point: dict[str, Any] = {"shift": d}
+        for part in sorted(answerable):
+            point[f"{part}_empty"] = sum(m < d for m in answerable[part])
+            margins = [float("-inf") if m is None else m for m in off.get(part, [])]
+            point[f"{part}_offtopic"] = sum(m >= d for m in margins)
+            point[f"{part}_n"] = (len(answerable[part]), len(margins))
+        curve.append(point)
+    return curve
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import argparse
+    import json
+
+    parser = argparse.ArgumentParser(description="paired per-question comparison of two benchmark runs, "
+                                     "or the floor's curve of one")
+    parser.add_argument("runs", type=Path, nargs="+")
+    parser.add_argument("--metric", default="recall@10")
+    parser.add_argument("--curve", type=float, nargs="*", help="anchor shifts for the floor curve of the first run")
+    args = parser.parse_args(argv)
+    results = [json.loads(p.read_text()) for p in args.runs]
+    if args.curve is not None:
+        for point in floor_curve(results[0], args.curve or [-1.0, -0.5, 0.0, 0.5, 1.0, 1.5]):
+            print(point)
+        return 0
+    before, after = (_rows(r, args.metric) for r in results[:2])
+    for part in sorted(before):
+        b, a = dict(before[part]), dict(after.get(part, []))
+        keys = [k for k in b if k in a]
+        print(part, args.metric, paired([b[k] for k in keys], [a[k] for k in keys]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

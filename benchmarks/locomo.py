@@ -374,6 +374,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "reusing one skips re-embedding conversations already recorded")
     parser.add_argument("--conversations", type=int, help="only the first N conversations")
     parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--sample", action="append", default=[], help="only these sample_ids (repeatable)")
     parser.add_argument("--cache", type=Path, help="directory of cached document vectors (see longmemeval.py)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override a RecallConfig field for an ablation, e.g. --set fusion=rrf")
@@ -382,6 +383,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     overrides = {key: json.loads(value) if value[:1] in "0123456789-[{tf" else value
                  for key, value in (item.split("=", 1) for item in args.set)}
     conversations = load(args.data)[: args.conversations]
+    if args.sample:
+        conversations = [c for c in conversations if c.sample_id in args.sample]
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         result = run(conversations, ks, args.workdir or Path(tmp) / "engine", progress=not args.quiet,
