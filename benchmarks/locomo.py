@@ -31,6 +31,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _measure import CachedEmbedder, floor_margin, part_of
 
 from hindsight_core import Hindsight, HindsightConfig
 from hindsight_core.recall.keyword import KeywordIndex, tokenize
@@ -142,15 +145,34 @@ class Scores:
     recall: dict[int, list[tuple[int, float]]] = field(default_factory=dict)  # k -> [(category, recall)]
     tokens: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
     latency_ms: list[float] = field(default_factory=list)
+    #: one row per question: conversation part (tune / held), category, recall@k by k (paired comparisons)
+    rows: list[dict[str, Any]] = field(default_factory=list)
 
     def add(self, category: int, evidence: Sequence[str], ranked: Sequence[tuple[Sequence[str], int]],
-            ks: Sequence[int], latency: float) -> None:
+            ks: Sequence[int], latency: float, part: str = "all") -> None:
         wanted = set(evidence)
+        row: dict[str, Any] = {"part": part, "category": category}
         for k in ks:
             covered = {s for sources, _ in ranked[:k] for s in sources}
             self.recall.setdefault(k, []).append((category, len(wanted & covered) / len(wanted)))
+            row[f"recall@{k}"] = len(wanted & covered) / len(wanted)
             self.tokens.setdefault(k, []).append((category, sum(t for _, t in ranked[:k])))
+        self.rows.append(row)
         self.latency_ms.append(latency * 1000)
+
+    def parts(self, ks: Sequence[int]) -> dict[str, dict[str, float]]:
+        """Recall@k over categories 1-4 for each part of the split."""
+        out: dict[str, dict[str, float]] = {}
+        for part in sorted({r["part"] for r in self.rows}):
+            rows = [r for r in self.rows if r["part"] == part and r["category"] in (1, 2, 3, 4)]
+            out[part] = {f"recall@{k}": round(statistics.fmean(r[f"recall@{k}"] for r in rows), 4) for k in ks}
+            out[part]["questions"] = len(rows)
+            for c in (1, 2, 3, 4, 5):
+                cat = [r["recall@10"] for r in self.rows
+                       if r["part"] == part and r["category"] == c and "recall@10" in r]
+                if cat:
+                    out[part][f"cat{c}@10"] = round(statistics.fmean(cat), 4)
+        return out
 
     def summary(self, ks: Sequence[int]) -> dict[str, Any]:
         def block(categories: set[int] | None) -> dict[str, float]:
@@ -168,6 +190,7 @@ class Scores:
             "cat1-4": block({1, 2, 3, 4}),
             "all": block(None),
             "per_category": {str(c): {f"recall@{k}": block({c})[f"recall@{k}"] for k in ks} for c in cats},
+            "parts": self.parts(ks),
             "latency_ms": {
                 "p50": round(statistics.median(lat), 2),
                 "p95": round(lat[min(len(lat) - 1, int(0.95 * len(lat)))], 2),
@@ -184,15 +207,21 @@ class Clock:
 
 
 def run(conversations: list[Conversation], ks: Sequence[int], workdir: Path, progress: bool,
-        overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+        overrides: dict[str, Any] | None = None, cache: Path | None = None) -> dict[str, Any]:
     clock = Clock()
     config = HindsightConfig()
     for key, value in (overrides or {}).items():
         setattr(config.recall, key, value)
-    hs = Hindsight(workdir, clock=clock, config=config)
+
+    from hindsight_core.embeddings.base import resolve_embedder
+
+    embedder = CachedEmbedder(resolve_embedder(None), cache) if cache is not None else None
+    hs = Hindsight(workdir, clock=clock, config=config, embedder=embedder)
     tokens = hs.tokens
     scores = {name: Scores() for name in SYSTEMS}
     off_topic_hits: dict[str, int] = {}
+    off_topic_by_part: dict[str, int] = {}
+    off_topic_margins: dict[str, list[float | None]] = {}
     kmax = max(ks)
     record_s = 0.0
     n_turns = 0
@@ -214,30 +243,39 @@ def run(conversations: list[Conversation], ks: Sequence[int], workdir: Path, pro
         dia = {m.id: [m.source_id] if m.source_id else [] for m in memories}
         bm25 = KeywordIndex([m.content for m in memories])
 
+        part = part_of(conv.sample_id)
+
         def timed(name: str, q: Question, fn: Callable[[], list[str]], dia: dict[str, list[str]] = dia,
-                  cost: dict[str, int] = cost) -> None:
+                  cost: dict[str, int] = cost, part: str = part) -> None:
             t0 = time.perf_counter()
             top = fn()
-            scores[name].add(q.category, q.evidence, [(dia[i], cost[i]) for i in top], ks, time.perf_counter() - t0)
+            scores[name].add(q.category, q.evidence, [(dia[i], cost[i]) for i in top], ks, time.perf_counter() - t0,
+                             part)
 
         for q in conv.questions:
             t0 = time.perf_counter()
-            res = hs.recall(q.text, namespace, k=kmax, budget_tokens=100_000, now=conv.now)
+            res = hs.recall(q.text, namespace, k=kmax, budget_tokens=100_000, now=conv.now, explain=True)
             elapsed = time.perf_counter() - t0
-            ranked = [(_evidence(h.memory, dia), tokens.count(_body(h.text))) for h in res.hits]
-            scores["hindsight"].add(q.category, q.evidence, ranked, ks, elapsed)
+            ranked = [(_evidence(h.memory, dia, h.sources), tokens.count(_body(h.text))) for h in res.hits]
+            scores["hindsight"].add(q.category, q.evidence, ranked, ks, elapsed, part)
+            scores["hindsight"].rows[-1].update(empty=not res.hits, margin=floor_margin(res))
             timed("vector", q, partial(_vector_top, hs, namespace, q.text, kmax))
             timed("bm25", q, partial(_bm25_top, bm25, ids, q.text, kmax))
             timed("recency", q, partial(_recent, ids, kmax))
-        hits = [len(hs.recall(text, namespace, k=10, now=conv.now).hits) for text in OFF_TOPIC]
+        off = [hs.recall(text, namespace, k=10, now=conv.now, explain=True) for text in OFF_TOPIC]
+        hits = [len(r.hits) for r in off]
+        off_topic_margins.setdefault(part, []).extend(floor_margin(r) for r in off)
         off_topic_hits[conv.sample_id] = sum(hits)
+        off_topic_by_part[part] = off_topic_by_part.get(part, 0) + sum(bool(h) for h in hits)
         if progress:
             print(f"{conv.sample_id}: {len(conv.turns)} turns, {len(conv.questions)} questions, "
                   f"off-topic hits {sum(hits)}", file=sys.stderr)
     hs.close()
     return {
         "systems": {name: s.summary(ks) for name, s in scores.items()},
-        "off_topic": {"queries": len(OFF_TOPIC), "hits_per_conversation": off_topic_hits},
+        "per_question": {name: s.rows for name, s in scores.items()},
+        "off_topic": {"queries": len(OFF_TOPIC), "hits_per_conversation": off_topic_hits,
+                      "queries_given_memories_by_part": off_topic_by_part, "margins": off_topic_margins},
         "data": {
             "conversations": len(conversations),
             "turns": n_turns,
@@ -274,11 +312,13 @@ def _body(text: str) -> str:
     return body if isinstance(body, str) else quoted
 
 
-def _evidence(memory: Memory, dia: dict[str, list[str]]) -> list[str]:
+def _evidence(memory: Memory, dia: dict[str, list[str]], collapsed: Sequence[Memory] = ()) -> list[str]:
     """The dia_ids a recalled memory covers: an episode's own ``source_id``, a distilled memory's
-    through the episodes it cites (its ``source_ids`` are memory ids)."""
+    through the episodes it cites (its ``source_ids`` are memory ids), and the memories recall
+    collapsed into the hit as the same fact (its ``sources``)."""
     own = [memory.source_id] if memory.source_id else []
-    return own + [d for s in memory.source_ids for d in dia.get(s, [])]
+    merged = [m.source_id for m in collapsed if m.source_id]
+    return own + [d for s in memory.source_ids for d in dia.get(s, [])] + merged
 
 
 def _complete(hs: Hindsight, namespace: str, conv: Conversation) -> bool:
@@ -334,6 +374,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "reusing one skips re-embedding conversations already recorded")
     parser.add_argument("--conversations", type=int, help="only the first N conversations")
     parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--sample", action="append", default=[], help="only these sample_ids (repeatable)")
+    parser.add_argument("--cache", type=Path, help="directory of cached document vectors (see longmemeval.py)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override a RecallConfig field for an ablation, e.g. --set fusion=rrf")
     args = parser.parse_args(argv)
@@ -341,13 +383,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     overrides = {key: json.loads(value) if value[:1] in "0123456789-[{tf" else value
                  for key, value in (item.split("=", 1) for item in args.set)}
     conversations = load(args.data)[: args.conversations]
+    if args.sample:
+        conversations = [c for c in conversations if c.sample_id in args.sample]
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         result = run(conversations, ks, args.workdir or Path(tmp) / "engine", progress=not args.quiet,
-                     overrides=overrides)
+                     overrides=overrides, cache=args.cache)
     result["overrides"] = overrides
     result["data"]["total_seconds"] = round(time.perf_counter() - started, 1)
     print(table(result, ks))
+    print(json.dumps({name: s["parts"] for name, s in result["systems"].items()}, indent=1))
     print(json.dumps({"off_topic": result["off_topic"], "data": result["data"]}, indent=1))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)

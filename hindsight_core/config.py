@@ -105,6 +105,12 @@ class RecallConfig(BaseModel):
     #: A query is inside a standing fact's domain (profile.py) when its cosine to one of the domain's
     #: prototype requests stands this many standard deviations above the background.
     domain_z: float = 4.5
+    #: One hit per fact (collapse.py): an adjacent reply whose cosine to a turn stands this many standard
+    #: deviations above the background is an echo of it; any two memories are duplicates at
+    #: ``collapse_duplicate_z`` when they also share ``collapse_overlap`` of their idf-weighted terms.
+    collapse_echo_z: float = 5.5
+    collapse_duplicate_z: float = 5.5
+    collapse_overlap: float = 0.6
     #: Each injected memory is cut to this many tokens; each cited source excerpt to fewer.
     max_memory_tokens: int = 160
     source_excerpt_tokens: int = 40

@@ -262,12 +262,29 @@ def _dateparser_span(bare: str, now: datetime) -> tuple[datetime, datetime] | No
     return _day(when), _day(when, 1)
 
 
+# Grammar of the past, not vocabulary: English auxiliaries and regular past forms, the Chinese aspect
+# particles 了 and 过. Used only to tell whether a time unit that contains "now" is asked about.
+_EN_PAST = re.compile(r"\b(?:did|was|were|had|has|have|'ve|\w{2,}[^e\W]ed)\b", re.IGNORECASE)
+_ZH_PAST = re.compile(r"[了过]")
+
+
+def speaks_of_the_past(text: str) -> bool:
+    return bool(_EN_PAST.search(text) or _ZH_PAST.search(text) or find_history_cues(text))
+
+
 def find_time_window(text: str, now: datetime) -> TimeWindow | None:
+    """The period of the memories a query points at, or ``None``.
+
+    A unit that contains the moment of the request ("tonight", "today", 这周) is the time the request
+    is *for* ("a restaurant for tonight") unless the query speaks of the past ("what did I eat
+    today?"): only then does it point at memories."""
     for pattern, resolve in _relative_rules(now):
         match = pattern.search(text)
         if match:
             span = resolve(match)
             if span is not None:
+                if span[1] > now and not speaks_of_the_past(text):
+                    return None
                 return TimeWindow(start=span[0], end=span[1], expression=match.group(0))
     found = _absolute(text, now)
     if found is not None:

@@ -72,6 +72,18 @@ def _standardise(values: np.ndarray) -> np.ndarray:
     return (values - values.mean()) / std if std > 0 else np.zeros_like(values, dtype=np.float64)
 
 
+def agreement(evidence: np.ndarray) -> float:
+    """How much a set channel's members agree with the scored channels, in [0, 1]: their mean
+    standardised evidence, clipped. A set whose members look like the namespace's average memory
+    (a time window over a busy week, a name that every turn carries) tells nothing about this query,
+    and adding its full weight to every member would bury the memories that match; a set of matching
+    memories keeps its weight. This adapts the set channels to the query and the namespace instead of
+    fixing their weights on one dataset."""
+    if not evidence.size:
+        return 0.0
+    return float(min(max(float(evidence.mean()), 0.0), 1.0))
+
+
 def zsum(
     scores: Mapping[str, np.ndarray],
     membership: Mapping[str, Sequence[int]],
@@ -81,25 +93,34 @@ def zsum(
     context: float,
     previous: np.ndarray,
     following: np.ndarray,
+    unconditional: frozenset[str] = frozenset({"profile"}),
 ) -> np.ndarray:
     """Score fusion: each scored channel (cosine, BM25) standardised over the namespace, weighted and
-    summed; each set channel (temporal, entity, profile, activation) adds its weight to its members.
-    Then every memory adds ``context`` times the better of its neighbours' scores.
+    summed; each set channel (temporal, entity, activation) adds its weight, times its ``agreement``
+    with the scored channels, to its members; ``unconditional`` ones (standing facts, which bridge
+    what similarity cannot) their full weight. Then every memory adds ``context`` times the better
+    of its neighbours' scores.
 
     Standardising keeps the magnitudes RRF throws away: a turn that matches the query's rare words
     far better than any other should not tie with one that barely made the list. On LoCoMo this beats
     RRF by 0.04–0.05 evidence recall@10 (docs/benchmarks.md)."""
     fused = np.zeros(size, dtype=np.float64)
+    total = 0.0
     for name, values in scores.items():
         weight = weights.get(name, 0.0)
         if weight:
             fused += weight * _standardise(np.asarray(values, dtype=np.float64))
+            total += weight
+    # what the query's own words and meaning say of each memory, in standard deviations
+    evidence = fused / total if total > 0 else fused
     for name, members in membership.items():
         if name in scores:
             continue
         weight = weights.get(name, 0.0)
         if weight and members:
-            fused[np.asarray(members, dtype=np.int64)] += weight
+            index = np.asarray(members, dtype=np.int64)
+            share = 1.0 if name in unconditional else agreement(evidence[index])
+            fused[index] += weight * share
     if context > 0 and size:
         padded = np.append(fused, -np.inf)
         best = np.maximum(padded[previous], padded[following])

@@ -22,6 +22,7 @@ from hindsight_core.embeddings.base import Embedder
 from hindsight_core.recall import channels as ch
 from hindsight_core.recall.analysis import analyze
 from hindsight_core.recall.budget import pack
+from hindsight_core.recall.collapse import Sameness, collapse
 from hindsight_core.recall.corpus import Corpus, CorpusCache, VectorsFor
 from hindsight_core.recall.floor import (
     Evidence,
@@ -259,6 +260,7 @@ class RecallPipeline:
                 )
             )
         scored.sort(key=lambda h: -h.score)
+        scored = self._collapse(scored, corpus, base, english, chinese)
         # 6. conflicts: superseded memories are out of the indexes; report those whose successor is shown
         # 8. sources, then 9. budget
         injected, idle = pack(scored, k, budget_tokens, self.counter, render=self._render)
@@ -356,6 +358,35 @@ class RecallPipeline:
             self.outbox.on_recovered(index)
 
     # -- stage helpers ---------------------------------------------------------------------------
+    def _collapse(
+        self, scored: list[RecallHit], corpus: Corpus, base: LanguageBaselines, english: np.ndarray,
+        chinese: np.ndarray,
+    ) -> list[RecallHit]:
+        """One hit per fact (collapse.py), measured on the snapshot's vectors and keyword terms."""
+        cfg = self.config.recall
+
+        def vector(mid: str) -> np.ndarray | None:
+            i = corpus.position.get(mid)
+            return None if i is None else corpus.vectors[i]
+
+        def terms(mid: str) -> frozenset[str] | None:
+            i = corpus.position.get(mid)
+            return None if i is None else corpus.keyword.terms[i]
+
+        def pair_z(u: np.ndarray, v: np.ndarray, text: str) -> float:
+            background = chinese if is_cjk(text) else english
+            sims = background @ u
+            return float((float(u @ v) - sims.mean()) / max(float(sims.std()), 1e-3))
+
+        def adjacent(a: str, b: str) -> bool:
+            i, j = corpus.position.get(a), corpus.position.get(b)
+            return i is not None and j is not None and j in corpus.neighbours[i]
+
+        same = Sameness(echo_z=cfg.collapse_echo_z, duplicate_z=cfg.collapse_duplicate_z,
+                        overlap=cfg.collapse_overlap)
+        return collapse(scored, vector=vector, pair_z=pair_z, terms=terms, idf=corpus.keyword.smooth_idf,
+                        adjacent=adjacent, same=same)
+
     def _similarity(self, memory: Memory, query_vector: np.ndarray) -> float:
         vector = self.outbox.vectors_for([memory])[memory.id]
         return float(np.asarray(vector, dtype=np.float32) @ query_vector)
@@ -429,8 +460,11 @@ class RecallPipeline:
         excerpts: list[str] = []
         if hit.memory.layer != Layer.EPISODIC and hit.memory.source_ids:
             sources = self.store.get_many_in(hit.memory.namespace, hit.memory.source_ids)
-            hit.sources = [sources[s] for s in hit.memory.source_ids if s in sources][: cfg.max_sources]
-            excerpts = [truncate_to_tokens(s.content, cfg.source_excerpt_tokens, self.counter) for s in hit.sources]
+            cited = [sources[s] for s in hit.memory.source_ids if s in sources]
+            collapsed = [m for m in hit.sources if m.id not in sources]
+            hit.sources = cited[: cfg.max_sources] + collapsed
+            excerpts = [truncate_to_tokens(s.content, cfg.source_excerpt_tokens, self.counter)
+                        for s in hit.sources[: cfg.max_sources]]
         hit.text = render_hit(hit.memory, body, excerpts)
 
     def _conflicts(

@@ -39,7 +39,8 @@ class RecallHit(BaseModel):
     score: float
     channels: dict[str, float] = Field(default_factory=dict)
     reason: str = ""
-    #: For semantic memories: the cited episodes, as short excerpts.
+    #: For semantic memories: the cited episodes, as short excerpts; then the memories collapsed into
+    #: this hit as the same fact (its echoes and duplicates, collapse.py).
     sources: list[Memory] = Field(default_factory=list)
     #: The text injected for this hit (truncated content plus source excerpts).
     text: str = ""

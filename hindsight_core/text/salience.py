@@ -23,7 +23,9 @@ SMALL_TALK: frozenset[str] = frozenset(
     }
 )
 
-_REPEATED_LAUGH = re.compile(r"^(?:ha|he|hi|lo|l|哈|呵|嘿|嘻|嗯|哦|啊|h)+$")
+# Laughter is one syllable repeated ("hahaha", "hehe", "lolol", 哈哈哈): a repetition of the same unit,
+# not any string of those letters, so "Hill" or "Hello Kitty" (short answers with content) stay in.
+_REPEATED_LAUGH = re.compile(r"^(?:(ha|he|hi|ho|哈|呵|嘿|嘻|嗯|哦|啊)\1+h?|lo(?:l|ol)+|l+m+f*a+o+)$")
 # Chinese sentence-final particles and English fillers that do not change a phrase's meaning.
 _PARTICLES = re.compile(r"(?:[呢呀啊吧哦啦嘛哈喔噢滴]+|\s+(?:then|so|man|guys|lol))$")
 

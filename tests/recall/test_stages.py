@@ -124,9 +124,17 @@ def test_zsum_standardises_scores_adds_set_channels_and_context() -> None:
     plain = zsum({"vector": sims, "keyword": bm25}, {}, {"vector": 1.0, "keyword": 1.0}, 4,
                  context=0.0, previous=prev, following=foll)
     assert plain.argmax() in (2, 3) and plain[0] < plain[2]
-    boosted = zsum({"vector": sims, "keyword": bm25}, {"entity": [0]}, {"vector": 1.0, "keyword": 1.0, "entity": 5.0},
+    # a set channel adds its weight in proportion to its members' agreement with the scored channels:
+    # a member the query's words and meaning support is lifted, one they do not is not buried-over
+    boosted = zsum({"vector": sims, "keyword": bm25}, {"entity": [2]}, {"vector": 1.0, "keyword": 1.0, "entity": 5.0},
                    4, context=0.0, previous=prev, following=foll)
-    assert boosted.argmax() == 0
+    assert boosted.argmax() == 2 and boosted[2] - plain[2] > 0
+    unsupported = zsum({"vector": sims, "keyword": bm25}, {"entity": [0]},
+                       {"vector": 1.0, "keyword": 1.0, "entity": 5.0}, 4, context=0.0, previous=prev, following=foll)
+    assert unsupported[0] == plain[0]
+    standing = zsum({"vector": sims, "keyword": bm25}, {"profile": [0]},
+                    {"vector": 1.0, "keyword": 1.0, "profile": 5.0}, 4, context=0.0, previous=prev, following=foll)
+    assert standing.argmax() == 0  # standing facts bridge what similarity cannot: full weight
     ctx = zsum({"vector": sims, "keyword": bm25}, {}, {"vector": 1.0, "keyword": 1.0}, 4,
                context=0.5, previous=prev, following=foll)
     # memory 1 sits next to the best-scoring memory 2, memory 0 does not
