@@ -8,7 +8,7 @@ tool names (``recall_memory``, ``save_memory``) are the same in the LlamaIndex a
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from hindsight_core.integration import require
 
@@ -97,7 +97,7 @@ def retain_tool(
     scope = _Scope(namespace, "retain_tool")
     hs = resolve_engine(engine)
 
-    def _args(importance: int) -> dict[str, object]:
+    def _args(importance: int) -> dict[str, Any]:
         return {
             "session_id": session_id,
             "role": "assistant",
@@ -107,7 +107,7 @@ def retain_tool(
         }
 
     def save_memory(content: str, config: RunnableConfig, importance: int = 3) -> str:
-        memory = hs.record(content, scope(config), **_args(importance))  # type: ignore[arg-type]
+        memory = hs.record(content, scope(config), **_args(importance))
         return saved_reply(memory.id)
 
     async def asave_memory(content: str, config: RunnableConfig, importance: int = 3) -> str:

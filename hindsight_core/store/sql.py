@@ -272,7 +272,8 @@ class RelationalStore:
             marks = ", ".join("?" * len(chunk))
             for r in self.query(
                 # look rows up by id; SQLite otherwise walks a namespace index (O(namespace))
-                f"SELECT {_COLUMNS} FROM memories WHERE {{noindex}}namespace = ? AND id IN ({marks})", [namespace, *chunk]
+                f"SELECT {_COLUMNS} FROM memories WHERE {{noindex}}namespace = ? AND id IN ({marks})",
+                [namespace, *chunk],
             ):
                 found[r[0]] = _memory(r)
         return found
