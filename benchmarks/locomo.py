@@ -213,7 +213,7 @@ def run(conversations: list[Conversation], ks: Sequence[int], workdir: Path, pro
     for key, value in (overrides or {}).items():
         setattr(config.recall, key, value)
 
-    from hindsight_core.embeddings.base import resolve_embedder
+    from hindsight_core.embeddings.resolve import resolve_embedder
 
     embedder = CachedEmbedder(resolve_embedder(None), cache) if cache is not None else None
     hs = Hindsight(workdir, clock=clock, config=config, embedder=embedder)

@@ -43,7 +43,7 @@ from _measure import CachedEmbedder, floor_margin, part_of
 from locomo import OFF_TOPIC
 
 from hindsight_core import Hindsight, HindsightConfig
-from hindsight_core.embeddings.base import resolve_embedder
+from hindsight_core.embeddings.resolve import resolve_embedder
 from hindsight_core.recall.keyword import KeywordIndex, tokenize
 
 SYSTEMS = ("hindsight", "e5", "bm25", "rrf")

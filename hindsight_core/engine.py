@@ -28,7 +28,8 @@ from hindsight_core.activation.base import ActivationIndex
 from hindsight_core.clock import Clock, system_clock, to_ts
 from hindsight_core.config import HindsightConfig
 from hindsight_core.context import EngineContext
-from hindsight_core.embeddings.base import Embedder, resolve_embedder
+from hindsight_core.embeddings.base import Embedder
+from hindsight_core.embeddings.resolve import resolve_embedder
 from hindsight_core.environment import default_path
 from hindsight_core.errors import EngineClosedError, InvalidInputError, UnknownNamespaceError
 from hindsight_core.lifecycle.api import LifecycleService

@@ -109,3 +109,31 @@ def postgres_url() -> Iterator[str]:
     finally:
         admin.execute(f"DROP SCHEMA {schema} CASCADE")
         admin.close()
+
+
+#: Fixtures that bring a real model, a real server or another process: a test that uses one (directly or
+#: through another fixture) is in the integration tier.
+_REAL_FIXTURES = frozenset({
+    "embedder", "redis_client", "postgres_url", "chroma_server", "redis_cluster", "private_postgres",
+    "private_redis",
+})
+#: Folders whose tests drive the real frameworks, browsers, notebooks, servers or the README's snippets.
+_INTEGRATION_FOLDERS = frozenset({
+    "langchain", "llamaindex", "deploy", "faults", "ui", "docs", "cli", "test_notebooks_clean.py",
+})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Two tiers: ``-m "not integration"`` is the fast unit tier (in-process backends, no model),
+    ``-m integration`` the rest; CI runs both. A test is tiered by what it uses, not by a list of tests."""
+    root = Path(__file__).parent
+    for item in items:
+        used = set(getattr(item, "fixturenames", ()))
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        try:
+            folder = Path(str(item.path)).relative_to(root).parts[0]
+        except ValueError:  # a notebook or another root
+            folder = ""
+        if (used & _REAL_FIXTURES or "postgres" in params.values() or folder in _INTEGRATION_FOLDERS
+                or not str(item.path).startswith(str(root))):
+            item.add_marker(pytest.mark.integration)

@@ -146,13 +146,13 @@ def _settings() -> _Settings:
 
 
 @contextmanager
-def _engine() -> Iterator[Hindsight]:
+def _engine(**overrides: Any) -> Iterator[Hindsight]:
     """The engine for one command; background consolidation is off, since the process ends with the
-    command (``consolidate`` runs it in the foreground)."""
+    command (``consolidate`` runs it in the foreground). ``overrides`` are engine arguments of the command."""
     from hindsight_core.engine import Hindsight, default_path
 
     s = _settings()
-    kwargs: dict[str, Any] = {"background_consolidation": False, **s.engine_kwargs}
+    kwargs: dict[str, Any] = {"background_consolidation": False, **s.engine_kwargs, **overrides}
     hs = Hindsight(s.path or default_path(), redis_url=s.redis_url or None, chroma_url=s.chroma_url or None,
                    database_url=s.database_url or None, **kwargs)
     try:
@@ -754,8 +754,44 @@ def ui(
         serve(hs, host=host, port=port, writable=writable, open_browser=open_browser)
 
 
-# `hindsight worker` lives in its own module; importing it registers the command on ``app``.
-from hindsight_core.cli import worker as _worker  # noqa: E402, F401
+@app.command()
+@_handled
+def worker(
+    interval: Annotated[float, typer.Option(min=0.05, help="Seconds between passes.")] = 2.0,
+    min_episodes: Annotated[
+        int | None,
+        typer.Option(min=1, help="Consolidate a namespace once this many episodes wait "
+                     "[default: lifecycle.consolidate_every]."),
+    ] = None,
+    max_wait: Annotated[
+        float, typer.Option(min=0.0, help="... or once its oldest unconsolidated episode is this many seconds old.")
+    ] = 300.0,
+    sweep_interval: Annotated[
+        float, typer.Option(min=1.0, help="Seconds between sweeps, across all workers.")
+    ] = 3600.0,
+    lease: Annotated[
+        float | None, typer.Option(min=0.5, help="Consolidation lease in seconds [default: from the config].")
+    ] = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", help="A HindsightConfig as JSON (docs/configuration.md).")
+    ] = None,
+    extractor: Annotated[
+        str | None, typer.Option(help="module:attribute of an extractor or its factory [default: the rules].")
+    ] = None,
+    once: Annotated[bool, typer.Option("--once", help="One pass, then exit (cron, tests).")] = False,
+    log_level: Annotated[str, typer.Option(help="DEBUG, INFO, WARNING.")] = "INFO",
+) -> None:
+    """Run the background work of a deployment: drain the outbox, consolidate, sweep; until SIGTERM."""
+    from hindsight_core.cli import worker as deployment
+
+    overrides: dict[str, Any] = {"config": deployment.load_config(config, lease)}
+    if extractor is not None:
+        overrides["extractor"] = deployment.load_extractor(extractor)
+    with _engine(**overrides) as hs:
+        deployment.serve(hs, interval_s=interval, min_episodes=min_episodes, max_wait_s=max_wait,
+                         sweep_interval_s=sweep_interval, once=once, log_level=log_level)
+
+
 
 
 def main() -> None:

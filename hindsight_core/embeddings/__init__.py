@@ -1,5 +1,7 @@
-"""Embedders: a protocol and two implementations (bundled multilingual-e5, any BGE via FlagEmbedding)."""
+"""Embedders: a protocol and its implementations (bundled multilingual-e5, any BGE via FlagEmbedding, a
+LangChain or LlamaIndex embedding model wrapped)."""
 
-from hindsight_core.embeddings.base import Embedder, resolve_embedder
+from hindsight_core.embeddings.base import Embedder
+from hindsight_core.embeddings.resolve import resolve_embedder
 
 __all__ = ["Embedder", "resolve_embedder"]

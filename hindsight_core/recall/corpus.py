@@ -23,7 +23,7 @@ from hindsight_core.clock import to_ts
 from hindsight_core.recall.floor import is_cjk
 from hindsight_core.recall.keyword import KeywordIndex, KeywordView
 from hindsight_core.recall.profile import standing_kinds
-from hindsight_core.store.changes import DELETED, changed_since, latest_change
+from hindsight_core.store.changes import DELETED
 from hindsight_core.store.sql import RelationalStore
 from hindsight_core.types import PERSISTENT_LAYERS, Layer, Memory, Status
 
@@ -109,7 +109,7 @@ class CorpusCache:
 
     def get(self, namespace: str, include_cold: bool, vectors_for: VectorsFor) -> Corpus:
         key = (namespace, include_cold)
-        change = latest_change(self._store, namespace)
+        change = self._store.latest_change(namespace)
         with self._lock:
             cached = self._items.get(key)
             if cached is not None:
@@ -138,7 +138,7 @@ class CorpusCache:
         with growth.lock:  # one extension at a time per namespace; a snapshot already extended is reused
             if growth.rows != cached.size:
                 return None  # another snapshot grew from this one meanwhile: rebuild rather than fork
-            latest, changed = changed_since(self._store, namespace, cached.change)
+            latest, changed = self._store.changed_since(namespace, cached.change)
             if any(seq is None and (mid == DELETED or mid in cached.position) for mid, seq in changed):
                 return None  # something was deleted (a deletion names no memory)
             ids = [mid for mid, seq in changed if seq is not None]

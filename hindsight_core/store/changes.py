@@ -1,4 +1,4 @@
-"""The memory change log: which memories of a namespace changed since a point, for any writer.
+"""The memory change log's schema: which memories of a namespace changed since a point, for any writer.
 
 Recall keeps a per-namespace snapshot (``hindsight_core/recall/corpus.py``). Finding out whether it is
 still current used to cost an aggregate over the whole namespace (139 ms at 100k memories), and a change
@@ -7,11 +7,6 @@ snapshot reads, in the writer's own transaction, so another process's writes are
 namespace changed" is one index seek, and "what changed" is the rows after the snapshot's point."""
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from hindsight_core.store.sql import RelationalStore
 
 #: The columns whose change matters to recall's snapshot; activation and access counts, which every
 #: reinforcement rewrites, are left out (recall reads them fresh for its candidates).
@@ -61,21 +56,3 @@ CHANGE_LOG_STATEMENTS: list[str | dict[str, str]] = [
     {"postgresql": "CREATE TRIGGER tr_memory_changes_delete AFTER DELETE ON memories "
                    "FOR EACH ROW EXECUTE FUNCTION hs_note_memory_change()"},
 ]
-
-
-def latest_change(store: RelationalStore, namespace: str) -> int:
-    """The namespace's latest change number (0 when nothing was ever written): one index seek."""
-    row = store.query("SELECT MAX(seq) FROM memory_changes WHERE namespace = ?", (namespace,))
-    return int(row[0][0] or 0) if row else 0
-
-
-def changed_since(store: RelationalStore, namespace: str, after: int) -> tuple[int, list[tuple[str, int | None]]]:
-    """``(latest change number, [(memory id, its seq in memories or None when gone)])`` of the memories
-    of ``namespace`` changed after change number ``after``; a deletion appears as :data:`DELETED`."""
-    rows = store.query(
-        "SELECT c.seq, c.memory_id, m.seq FROM memory_changes c LEFT JOIN memories m ON m.id = c.memory_id "
-        "WHERE c.namespace = ? AND c.seq > ? ORDER BY c.seq",
-        (namespace, int(after)),
-    )
-    latest = max((int(r[0]) for r in rows), default=int(after))
-    return latest, [(str(r[1]), None if r[2] is None else int(r[2])) for r in rows]

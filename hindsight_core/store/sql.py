@@ -380,6 +380,24 @@ class RelationalStore:
                                 [namespace, *statuses, *layers, *chunk], order="seq")
         return rows
 
+    def latest_change(self, namespace: str) -> int:
+        """The namespace's latest change number in the memory change log (``store/changes.py``; 0 when
+        nothing was ever written): one index seek."""
+        row = self.query("SELECT MAX(seq) FROM memory_changes WHERE namespace = ?", (namespace,))
+        return int(row[0][0] or 0) if row else 0
+
+    def changed_since(self, namespace: str, after: int) -> tuple[int, list[tuple[str, int | None]]]:
+        """``(latest change number, [(memory id, its seq in memories or None when gone)])`` of the
+        memories of ``namespace`` changed after change number ``after``; a deletion appears as
+        ``changes.DELETED``."""
+        rows = self.query(
+            "SELECT c.seq, c.memory_id, m.seq FROM memory_changes c LEFT JOIN memories m ON m.id = c.memory_id "
+            "WHERE c.namespace = ? AND c.seq > ? ORDER BY c.seq",
+            (namespace, int(after)),
+        )
+        latest = max((int(r[0]) for r in rows), default=int(after))
+        return latest, [(str(r[1]), None if r[2] is None else int(r[2])) for r in rows]
+
     def has_status(self, namespace: str, status: str) -> bool:
         """Whether any memory of the namespace has ``status``."""
         rows = self.query("SELECT 1 FROM memories WHERE namespace = ? AND status = ? LIMIT 1", (namespace, status))
