@@ -29,7 +29,7 @@ def paired(before: Sequence[float], after: Sequence[float], *, rounds: int = 10_
     bootstrap 95 % interval of the mean difference. A change counts when the interval excludes 0."""
     if len(before) != len(after):
         raise ValueError("paired comparison needs the same questions in both runs")
-    diffs = [a - b for a, b in zip(before, after, strict=True)]
+    diffs = [a - b for b, a in zip(before, after, strict=True)]
     n = len(diffs)
     if n == 0:
         return {"n": 0, "mean_diff": 0.0, "better": 0, "worse": 0, "ci_low": 0.0, "ci_high": 0.0}

@@ -260,6 +260,7 @@ class RecallPipeline:
                 )
             )
         scored.sort(key=lambda h: -h.score)
+        considered = list(scored)  # the trace shows every kept candidate, collapsed or not
         scored = self._collapse(scored, corpus, base, english, chinese)
         # 6. conflicts: superseded memories are out of the indexes; report those whose successor is shown
         # 8. sources, then 9. budget
@@ -273,7 +274,7 @@ class RecallPipeline:
             trace.final = [
                 FinalScore(id=h.memory.id, relevance=relevances[h.memory.id], score=h.score,
                            injected=h.memory.id in shown)
-                for h in scored
+                for h in considered
             ]
             result.trace = trace
         # 10. log and reinforce
