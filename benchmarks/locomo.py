@@ -256,7 +256,7 @@ def run(conversations: list[Conversation], ks: Sequence[int], workdir: Path, pro
             t0 = time.perf_counter()
             res = hs.recall(q.text, namespace, k=kmax, budget_tokens=100_000, now=conv.now, explain=True)
             elapsed = time.perf_counter() - t0
-            ranked = [(_evidence(h.memory, dia, h.sources), tokens.count(_body(h.text))) for h in res.hits]
+            ranked = [(_evidence(h.memory, dia), tokens.count(_body(h.text))) for h in res.hits]
             scores["hindsight"].add(q.category, q.evidence, ranked, ks, elapsed, part)
             scores["hindsight"].rows[-1].update(empty=not res.hits, margin=floor_margin(res))
             timed("vector", q, partial(_vector_top, hs, namespace, q.text, kmax))
@@ -312,13 +312,12 @@ def _body(text: str) -> str:
     return body if isinstance(body, str) else quoted
 
 
-def _evidence(memory: Memory, dia: dict[str, list[str]], collapsed: Sequence[Memory] = ()) -> list[str]:
-    """The dia_ids a recalled memory covers: an episode's own ``source_id``, a distilled memory's
-    through the episodes it cites (its ``source_ids`` are memory ids), and the memories recall
-    collapsed into the hit as the same fact (its ``sources``)."""
+def _evidence(memory: Memory, dia: dict[str, list[str]]) -> list[str]:
+    """The dia_ids a recalled memory covers: an episode's own ``source_id``, and a distilled memory's
+    through the episodes it cites (its ``source_ids`` are memory ids; their excerpts are rendered with
+    it). Memories collapsed into a hit as the same fact earn nothing: only what the prompt shows counts."""
     own = [memory.source_id] if memory.source_id else []
-    merged = [m.source_id for m in collapsed if m.source_id]
-    return own + [d for s in memory.source_ids for d in dia.get(s, [])] + merged
+    return own + [d for s in memory.source_ids for d in dia.get(s, [])]
 
 
 def _complete(hs: Hindsight, namespace: str, conv: Conversation) -> bool:
