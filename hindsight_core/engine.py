@@ -648,14 +648,17 @@ def _requires_open(method: Callable[..., Any]) -> Callable[..., Any]:
             self._ensure_open(method.__name__)
             return await method(self, *args, **kwargs)
 
-        return guarded_async
+        guarded: Callable[..., Any] = guarded_async
+    else:
 
-    @functools.wraps(method)
-    def guarded_sync(self: Hindsight, *args: Any, **kwargs: Any) -> Any:
-        self._ensure_open(method.__name__)
-        return method(self, *args, **kwargs)
+        @functools.wraps(method)
+        def guarded_sync(self: Hindsight, *args: Any, **kwargs: Any) -> Any:
+            self._ensure_open(method.__name__)
+            return method(self, *args, **kwargs)
 
-    return guarded_sync
+        guarded = guarded_sync
+    guarded.__dict__["_requires_open"] = True
+    return guarded
 
 
 def _guard_public_methods(cls: type) -> None:
