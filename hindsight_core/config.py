@@ -106,10 +106,12 @@ class RecallConfig(BaseModel):
     #: prototype requests stands this many standard deviations above the background.
     domain_z: float = 4.5
     #: One hit per fact (collapse.py): an adjacent reply whose cosine to a turn stands this many standard
-    #: deviations above the background is an echo of it; any two memories are duplicates at
-    #: ``collapse_duplicate_z`` when they also share ``collapse_overlap`` of their idf-weighted terms.
+    #: deviations above the background is an echo of it, shown as one hit.
     collapse_echo_z: float = 5.5
+    #: Two memories whose cosine stands this many standard deviations above the background, and that share
+    #: ``collapse_overlap`` of their idf-weighted terms, are duplicates: one hit.
     collapse_duplicate_z: float = 5.5
+    #: The share of idf-weighted terms two near-duplicates must have in common.
     collapse_overlap: float = 0.6
     #: Each injected memory is cut to this many tokens; each cited source excerpt to fewer.
     max_memory_tokens: int = 160

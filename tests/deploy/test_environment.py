@@ -71,6 +71,6 @@ def test_adapters_default_engine_follows_the_environment(
         assert mid in shared.vectors.ids("episodic", "env:adapter")  # the server, not an embedded directory
         assert not (tmp_path / "shared" / "chroma").exists()
         docs = retriever.invoke("Where does Anna live?")
-        assert docs and docs[0].metadata["id"] == mid
+        assert docs and docs[0].metadata["memory_id"] == mid
     finally:
         shared.close()

@@ -48,7 +48,7 @@ def test_keyword_index_scores_like_bm25okapi_while_growing() -> None:
 
 
 def _snapshot_matches_rebuild(hs: Hindsight) -> None:
-    pipeline = hs._pipeline()
+    pipeline = hs._recall._pipeline()
     live = pipeline.corpus(NS, False)
     rebuilt = CorpusCache(hs.store)._build(NS, False, live.change, VectorsFor(hs.outbox.vectors_for, hs.embedder.dim))
     assert [m.id for m in live.memories] == [m.id for m in rebuilt.memories]
@@ -64,12 +64,12 @@ def test_writes_extend_the_snapshot_and_recall_sees_them(tmp_path: Path, embedde
     with Hindsight(tmp_path / "data", embedder=embedder) as hs:
         hs.record_many([{"content": t, "session_id": "s1"} for t in TURNS[:4]], namespace=NS)
         hs.recall("dog", NS)
-        first = hs._pipeline().corpus(NS, False)
+        first = hs._recall._pipeline().corpus(NS, False)
         for text in TURNS[4:]:
             hs.record(text, NS, session_id="s2")
             hs.recall(text, NS)  # tracked: reinforcement is not a change
         hs.flush_recall_log()
-        now = hs._pipeline().corpus(NS, False)
+        now = hs._recall._pipeline().corpus(NS, False)
         assert now.growth is first.growth, "the snapshot was extended, not rebuilt"
         assert now.size == len(TURNS) and first.size == 4  # the earlier snapshot is unchanged
         _snapshot_matches_rebuild(hs)
@@ -89,11 +89,11 @@ def test_another_writer_is_seen_through_the_change_log(tmp_path: Path, embedder)
     try:
         reader.record_many(TURNS[:3], namespace=NS)
         reader.recall("beagle", NS)
-        before = reader._pipeline().corpus(NS, False)
+        before = reader._recall._pipeline().corpus(NS, False)
         writer.record("Biscuit's vet appointment is on Friday at 10.", NS)
         hits = reader.recall("When is the vet appointment?", NS, k=3).hits
         assert any("vet appointment" in h.memory.content for h in hits)
-        after = reader._pipeline().corpus(NS, False)
+        after = reader._recall._pipeline().corpus(NS, False)
         assert after.growth is before.growth and after.size == before.size + 1
         _snapshot_matches_rebuild(reader)
     finally:
