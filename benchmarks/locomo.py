@@ -289,7 +289,7 @@ def run(conversations: list[Conversation], ks: Sequence[int], workdir: Path, pro
 
 def _vector_top(hs: Hindsight, namespace: str, text: str, k: int) -> list[str]:
     """VectorStoreRetrieverMemory: embed the query, nearest k from the same Chroma collection."""
-    return [h.memory_id for h in hs.vectors.query("episodic", namespace, hs.embedder.embed_query(text), k)]
+    return [h.memory_id for h in hs.vectors.query(namespace, "episodic", hs.embedder.embed_query(text), k)]
 
 
 def _bm25_top(index: KeywordIndex, ids: list[str], text: str, k: int) -> list[str]:

@@ -115,11 +115,8 @@ class IndexMaintenance:
             for layer in PERSISTENT_LAYERS:
                 expected = set(store.indexed_ids(namespace, layer.value))
                 for target in targets:
-                    if target == VECTOR:
-                        held = self.ctx.vectors.ids(layer.value, namespace)
-                    else:
-                        top = self.ctx.activation.top(namespace, layer.value, len(expected) + 10_000)
-                        held = {mid for mid, _ in top}
+                    index = self.ctx.vectors if target == VECTOR else self.ctx.activation
+                    held = index.ids(namespace=namespace, layer=layer.value)
                     rows += [(mid, namespace, layer.value, target, SYNC) for mid in expected ^ held]
         return rows
 

@@ -15,11 +15,12 @@ __all__ = ["KEY_EPOCH", "ActivationIndex", "activation_key", "log_activation_fro
 
 @runtime_checkable
 class ActivationIndex(Protocol):
-    """One sorted set per (namespace, layer), member = memory id, score = activation key."""
+    """One sorted set per (namespace, layer), member = memory id, score = activation key. Arguments
+    follow the same order (namespace, then layer) as :class:`~hindsight_core.vectors.base.VectorIndex`."""
 
     def upsert(self, namespace: str, layer: str, items: Sequence[tuple[str, float]]) -> None: ...
 
-    def remove(self, namespace: str, layer: str, memory_ids: Sequence[str]) -> None: ...
+    def delete(self, namespace: str, layer: str, memory_ids: Sequence[str]) -> None: ...
 
     def top(self, namespace: str, layer: str, n: int) -> list[tuple[str, float]]:
         """The ``n`` highest keys, highest first."""
@@ -28,6 +29,10 @@ class ActivationIndex(Protocol):
     def scores(self, namespace: str, layer: str, memory_ids: Sequence[str]) -> dict[str, float]: ...
 
     def count(self, namespace: str, layer: str) -> int: ...
+
+    def ids(self, namespace: str, layer: str) -> set[str]:
+        """Every memory id held for ``namespace`` and ``layer`` (reconcile compares it with the store)."""
+        ...
 
     def drop_namespace(self, namespace: str, layers: Iterable[str]) -> None: ...
 

@@ -70,7 +70,7 @@ class RedisActivationIndex:
             with _backend("zadd"):
                 self._r.zadd(self.key(namespace, layer), {mid: score for mid, score in items})
 
-    def remove(self, namespace: str, layer: str, memory_ids: Sequence[str]) -> None:
+    def delete(self, namespace: str, layer: str, memory_ids: Sequence[str]) -> None:
         if memory_ids:
             with _backend("zrem"):
                 self._r.zrem(self.key(namespace, layer), *dict.fromkeys(memory_ids))
@@ -90,6 +90,11 @@ class RedisActivationIndex:
     def count(self, namespace: str, layer: str) -> int:
         with _backend("zcard"):
             return int(self._r.zcard(self.key(namespace, layer)))
+
+    def ids(self, namespace: str, layer: str) -> set[str]:
+        with _backend("zrange"):
+            members = self._r.zrange(self.key(namespace, layer), 0, -1)
+        return {m.decode() if isinstance(m, bytes) else m for m in members}
 
     def drop_namespace(self, namespace: str, layers: Iterable[str]) -> None:
         keys = [self.key(namespace, layer) for layer in layers]

@@ -17,9 +17,9 @@ class SqliteActivationIndex:
         with self._store.transaction() as tx:
             rows.upsert(tx, namespace, layer, items)
 
-    def remove(self, namespace: str, layer: str, memory_ids: Sequence[str]) -> None:
+    def delete(self, namespace: str, layer: str, memory_ids: Sequence[str]) -> None:
         with self._store.transaction() as tx:
-            rows.remove(tx, namespace, layer, memory_ids)
+            rows.delete(tx, namespace, layer, memory_ids)
 
     def top(self, namespace: str, layer: str, n: int) -> list[tuple[str, float]]:
         return rows.top(self._store, namespace, layer, n)
@@ -29,6 +29,9 @@ class SqliteActivationIndex:
 
     def count(self, namespace: str, layer: str) -> int:
         return rows.count(self._store, namespace, layer)
+
+    def ids(self, namespace: str, layer: str) -> set[str]:
+        return rows.ids(self._store, namespace, layer)
 
     def drop_namespace(self, namespace: str, layers: Iterable[str]) -> None:
         with self._store.transaction() as tx:

@@ -53,7 +53,7 @@ def vector_channel(inp: ChannelInput, vectors: VectorIndex, query_vector: np.nda
     for layer in inp.layers:
         if layer not in inp.corpus.layers:
             continue  # an empty collection still costs a query
-        for hit in vectors.query(layer.value, inp.namespace, query_vector, inp.n):
+        for hit in vectors.query(inp.namespace, layer.value, query_vector, inp.n):
             if hit.memory_id in inp.corpus.position:
                 hits[hit.memory_id] = max(hit.similarity, hits.get(hit.memory_id, -1.0))
     cold = [i for i in inp.corpus.cold if inp.allowed(i)]

@@ -16,7 +16,7 @@ def upsert(tx: RelationalStore, namespace: str, layer: str, items: Sequence[tupl
     )
 
 
-def remove(tx: RelationalStore, namespace: str, layer: str, memory_ids: Sequence[str]) -> None:
+def delete(tx: RelationalStore, namespace: str, layer: str, memory_ids: Sequence[str]) -> None:
     tx.executemany(
         "DELETE FROM activation_index WHERE namespace = ? AND layer = ? AND memory_id = ?",
         [(namespace, layer, memory_id) for memory_id in memory_ids],
@@ -51,6 +51,11 @@ def scores(store: RelationalStore, namespace: str, layer: str, memory_ids: Seque
 def count(store: RelationalStore, namespace: str, layer: str) -> int:
     rows = store.query("SELECT COUNT(*) FROM activation_index WHERE namespace = ? AND layer = ?", (namespace, layer))
     return int(rows[0][0])
+
+
+def ids(store: RelationalStore, namespace: str, layer: str) -> set[str]:
+    rows = store.query("SELECT memory_id FROM activation_index WHERE namespace = ? AND layer = ?", (namespace, layer))
+    return {r[0] for r in rows}
 
 
 def drop_namespace(tx: RelationalStore, namespace: str, layers: Iterable[str]) -> None:

@@ -1,8 +1,11 @@
-"""The vector index interface. Every query names a namespace: there is no unscoped search."""
+"""The vector index interface. Every query names a namespace: there is no unscoped search.
+
+Arguments follow the activation index's order (namespace, then layer) so the two index protocols read
+alike; both are ``str``, so callers that could swap them pass them by keyword."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
@@ -16,19 +19,23 @@ class VectorHit(NamedTuple):
 @runtime_checkable
 class VectorIndex(Protocol):
     def upsert(
-        self, layer: str, namespace: str, ids: Sequence[str], vectors: np.ndarray, kinds: Sequence[str]
+        self, namespace: str, layer: str, ids: Sequence[str], vectors: np.ndarray, kinds: Sequence[str]
     ) -> None: ...
 
-    def delete(self, layer: str, ids: Sequence[str], *, namespace: str | None = None) -> None: ...
+    def delete(self, namespace: str, layer: str, ids: Sequence[str]) -> None: ...
 
-    def delete_namespace(self, layer: str, namespace: str) -> None: ...
+    def drop_namespace(self, namespace: str, layers: Iterable[str]) -> None:
+        """Forget every entry of ``namespace`` in each of ``layers``."""
+        ...
 
     def query(
-        self, layer: str, namespace: str, vector: np.ndarray, n: int, *, kinds: Sequence[str] | None = None
+        self, namespace: str, layer: str, vector: np.ndarray, n: int, *, kinds: Sequence[str] | None = None
     ) -> list[VectorHit]: ...
 
-    def count(self, layer: str, namespace: str | None = None) -> int: ...
+    def count(self, namespace: str, layer: str) -> int: ...
 
-    def ids(self, layer: str, namespace: str) -> set[str]: ...
+    def ids(self, namespace: str, layer: str) -> set[str]:
+        """Every memory id held for ``namespace`` and ``layer`` (reconcile compares it with the store)."""
+        ...
 
     def close(self) -> None: ...

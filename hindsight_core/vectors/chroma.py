@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -70,7 +70,7 @@ _LAYER_KEY = "hindsight:layer"
 _PAGE = 5_000
 
 
-def collection_name(prefix: str, layer: str, namespace: str) -> str:
+def collection_name(prefix: str, namespace: str, layer: str) -> str:
     """A collection per namespace and layer. Chroma names allow 3-63 characters of ``[a-zA-Z0-9._-]``,
     and namespaces are any text: the name is a digest, the namespace itself is in the metadata."""
     digest = hashlib.blake2b(namespace.encode("utf-8"), digest_size=12).hexdigest()
@@ -97,24 +97,24 @@ class ChromaVectorIndex:
     ) -> None:
         self._client = client if client is not None else _client(path, url)
         self._prefix = collection_prefix
-        #: (layer, namespace) -> collection, for the ones that exist; absent means "not created yet".
+        #: (namespace, layer) -> collection, for the ones that exist; absent means "not created yet".
         self._collections: dict[tuple[str, str], Any] = {}
         self._migrated: set[str] = set()
         self._lock = threading.RLock()
 
-    def _name(self, layer: str, namespace: str) -> str:
-        return collection_name(self._prefix, layer, namespace)
+    def _name(self, namespace: str, layer: str) -> str:
+        return collection_name(self._prefix, namespace, layer)
 
-    def _collection(self, layer: str, namespace: str, *, create: bool) -> Any:
+    def _collection(self, namespace: str, layer: str, *, create: bool) -> Any:
         """The namespace's collection of ``layer``; ``None`` when it does not exist and ``create`` is off
         (a query of a namespace with nothing indexed must not create one per caller's typo)."""
         self._migrate_legacy(layer)
-        key = (layer, namespace)
+        key = (namespace, layer)
         with self._lock:
             found = self._collections.get(key)
             if found is not None:
                 return found
-            name = self._name(layer, namespace)
+            name = self._name(namespace, layer)
             if create:
                 found = self._client.get_or_create_collection(
                     name, embedding_function=None,
@@ -175,7 +175,7 @@ class ChromaVectorIndex:
                                 groups.setdefault(str((meta or {}).get("namespace", "")), []).append(i)
                             embeddings = np.asarray(page["embeddings"], dtype=np.float32)
                             for namespace, rows in groups.items():
-                                self._collection(layer, namespace, create=True).upsert(
+                                self._collection(namespace, layer, create=True).upsert(
                                     ids=[page["ids"][i] for i in rows], embeddings=embeddings[rows],
                                     metadatas=[page["metadatas"][i] for i in rows],
                                 )
@@ -186,11 +186,11 @@ class ChromaVectorIndex:
                         raise
             self._migrated.add(layer)
 
-    def _on(self, layer: str, namespace: str, create: bool, call: Any) -> Any:
+    def _on(self, namespace: str, layer: str, create: bool, call: Any) -> Any:
         """``call(collection)`` on the namespace's collection (``None`` when absent and not created).
         A handle cached here goes stale when another process dropped the collection (it forgot the
         namespace): that is retried once on a fresh lookup instead of failing."""
-        collection = self._collection(layer, namespace, create=create)
+        collection = self._collection(namespace, layer, create=create)
         if collection is None:
             return call(None)
         try:
@@ -199,11 +199,11 @@ class ChromaVectorIndex:
             if not _missing(exc):
                 raise
             with self._lock:
-                self._collections.pop((layer, namespace), None)
-            return call(self._collection(layer, namespace, create=create))
+                self._collections.pop((namespace, layer), None)
+            return call(self._collection(namespace, layer, create=create))
 
     def upsert(
-        self, layer: str, namespace: str, ids: Sequence[str], vectors: np.ndarray, kinds: Sequence[str]
+        self, namespace: str, layer: str, ids: Sequence[str], vectors: np.ndarray, kinds: Sequence[str]
     ) -> None:
         if not ids:
             return
@@ -212,42 +212,38 @@ class ChromaVectorIndex:
         keep = sorted(last.values())
         array = np.asarray(vectors, dtype=np.float32)
         with _backend("upsert"):
-            self._on(layer, namespace, True, lambda c: c.upsert(
+            self._on(namespace, layer, True, lambda c: c.upsert(
                 ids=[ids[i] for i in keep],
                 embeddings=array[keep],
                 metadatas=[{"namespace": namespace, "kind": kinds[i]} for i in keep],
             ))
 
-    def delete(self, layer: str, ids: Sequence[str], *, namespace: str | None = None) -> None:
-        """Remove ``ids``; without ``namespace`` every collection of the layer is asked (slow with many
-        namespaces: callers that know it pass it)."""
+    def delete(self, namespace: str, layer: str, ids: Sequence[str]) -> None:
         if not ids:
             return
         unique = list(dict.fromkeys(ids))
         with _backend("delete"):
-            if namespace is not None:
-                self._on(layer, namespace, False, lambda c: c is not None and c.delete(ids=unique))
-                return
-            for _, collection in self._layer_collections(layer):
-                collection.delete(ids=unique)
+            self._on(namespace, layer, False, lambda c: c is not None and c.delete(ids=unique))
 
-    def delete_namespace(self, layer: str, namespace: str) -> None:
+    def drop_namespace(self, namespace: str, layers: Iterable[str]) -> None:
+        """Drop the namespace's collection of each layer (a collection that does not exist is fine)."""
         with _backend("delete"):
-            self._collection(layer, namespace, create=False)  # migrates a legacy layer first
-            with self._lock:
-                self._collections.pop((layer, namespace), None)
-                try:
-                    self._client.delete_collection(self._name(layer, namespace))
-                except Exception as exc:
-                    if not _missing(exc):
-                        raise
+            for layer in layers:
+                self._collection(namespace, layer, create=False)  # migrates a legacy layer first
+                with self._lock:
+                    self._collections.pop((namespace, layer), None)
+                    try:
+                        self._client.delete_collection(self._name(namespace, layer))
+                    except Exception as exc:
+                        if not _missing(exc):
+                            raise
 
     def query(
-        self, layer: str, namespace: str, vector: np.ndarray, n: int, *, kinds: Sequence[str] | None = None
+        self, namespace: str, layer: str, vector: np.ndarray, n: int, *, kinds: Sequence[str] | None = None
     ) -> list[VectorHit]:
         where: dict[str, Any] | None = {"kind": {"$in": list(kinds)}} if kinds else None
         with _backend("query"):
-            result = self._on(layer, namespace, False, lambda c: None if c is None else c.query(
+            result = self._on(namespace, layer, False, lambda c: None if c is None else c.query(
                 query_embeddings=[np.asarray(vector, dtype=np.float32)],
                 n_results=max(1, int(n)),
                 where=where,
@@ -259,15 +255,19 @@ class ChromaVectorIndex:
         distances = result["distances"][0] if result["distances"] else []
         return [VectorHit(mid, 1.0 - float(d)) for mid, d in zip(ids, distances, strict=True)]
 
-    def count(self, layer: str, namespace: str | None = None) -> int:
+    def count(self, namespace: str, layer: str) -> int:
         with _backend("count"):
-            if namespace is None:
-                return sum(int(c.count()) for _, c in self._layer_collections(layer))
-            return int(self._on(layer, namespace, False, lambda c: 0 if c is None else c.count()))
+            return int(self._on(namespace, layer, False, lambda c: 0 if c is None else c.count()))
 
-    def ids(self, layer: str, namespace: str) -> set[str]:
+    def count_layer(self, layer: str) -> int:
+        """Entries of ``layer`` across every namespace. Not part of :class:`VectorIndex` (the engine
+        always names a namespace): it lets a check see a write that went to an unexpected namespace."""
+        with _backend("count"):
+            return sum(int(c.count()) for _, c in self._layer_collections(layer))
+
+    def ids(self, namespace: str, layer: str) -> set[str]:
         with _backend("get"):
-            return set(self._on(layer, namespace, False, _all_ids))
+            return set(self._on(namespace, layer, False, _all_ids))
 
     def reset_layer(self, layer: str) -> None:
         """Drop every collection of the layer, for every namespace: the repair of last resort when the
@@ -275,9 +275,9 @@ class ChromaVectorIndex:
         Only ``reconcile`` calls this, and it re-upserts everything from the stored embeddings."""
         with _backend("reset"), self._lock:
             for namespace, collection in self._layer_collections(layer):
-                self._collections.pop((layer, namespace), None)
+                self._collections.pop((namespace, layer), None)
                 self._client.delete_collection(collection.name)
-            for key in [k for k in self._collections if k[0] == layer]:
+            for key in [k for k in self._collections if k[1] == layer]:
                 del self._collections[key]
 
     def close(self) -> None:

@@ -204,25 +204,22 @@ class OutboxApplier:
 
     def _purge(self, target: str, namespace: str) -> None:
         layers = [layer.value for layer in PERSISTENT_LAYERS]
-        if target == VECTOR:
-            for layer in layers:
-                self._vectors.delete_namespace(layer, namespace)
-        else:
-            self._activation.drop_namespace(namespace, layers)
+        index = self._vectors if target == VECTOR else self._activation
+        index.drop_namespace(namespace, layers)
 
     def _sync_vectors(self, present: list[Memory], absent: dict[tuple[str, str], list[str]]) -> None:
         for (namespace, layer), ids in absent.items():
-            self._vectors.delete(layer, ids, namespace=namespace)
+            self._vectors.delete(namespace, layer, ids)
         if not present:
             return
         vectors = self.vectors_for(present)
         groups: dict[tuple[str, str], list[Memory]] = defaultdict(list)
         for m in present:
-            groups[(m.layer.value, m.namespace)].append(m)
-        for (layer, namespace), group in groups.items():
+            groups[(m.namespace, m.layer.value)].append(m)
+        for (namespace, layer), group in groups.items():
             self._vectors.upsert(
-                layer,
                 namespace,
+                layer,
                 [m.id for m in group],
                 np.stack([vectors[m.id] for m in group]),
                 [m.kind.value for m in group],
@@ -245,7 +242,7 @@ class OutboxApplier:
 
     def _sync_activation(self, present: list[Memory], absent: dict[tuple[str, str], list[str]]) -> None:
         for (namespace, layer), ids in absent.items():
-            self._activation.remove(namespace, layer, ids)
+            self._activation.delete(namespace, layer, ids)
         groups: dict[tuple[str, str], list[tuple[str, float]]] = defaultdict(list)
         for m in present:
             rate = self._config.activation.rate(Layer(m.layer))

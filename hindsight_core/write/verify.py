@@ -58,7 +58,7 @@ class ReconcileReport(ApplyReport):
         self.errors.update(other.errors)
 
 
-def probe(index: VectorIndex, layer: str, namespace: str, samples: Mapping[str, np.ndarray]) -> str | None:
+def probe(index: VectorIndex, namespace: str, layer: str, samples: Mapping[str, np.ndarray]) -> str | None:
     """Why ``index`` answers wrongly for ``samples`` (memory id -> its stored vector), or ``None``.
 
     Any query that raises fails the probe. Misses are tolerated up to ``PROBE_MISS_TOLERANCE`` of the
@@ -68,7 +68,7 @@ def probe(index: VectorIndex, layer: str, namespace: str, samples: Mapping[str, 
     missed: list[str] = []
     for memory_id, vector in samples.items():
         try:
-            hits = index.query(layer, namespace, vector, PROBE_DEPTH)
+            hits = index.query(namespace, layer, vector, PROBE_DEPTH)
         except Exception as exc:  # a corrupt index raises from inside the backend
             return f"{_RAISED} {type(exc).__name__}: {exc}"
         if memory_id in {h.memory_id for h in hits}:
@@ -106,7 +106,7 @@ def verify_vectors(store: RelationalStore, index: VectorIndex, embedder_name: st
     for layer in (lay.value for lay in PERSISTENT_LAYERS):
         samples = {ns: _samples(store, embedder_name, ns, layer) for ns in namespaces}
         report.probed += sum(len(s) for s in samples.values())
-        broken = {ns: why for ns in namespaces if (why := probe(index, layer, ns, samples[ns])) is not None}
+        broken = {ns: why for ns in namespaces if (why := probe(index, ns, layer, samples[ns])) is not None}
         if not broken:
             continue
         log.warning("reconcile: vector index answers wrongly for %d namespace(s) of %s; rebuilding: %s",
@@ -119,12 +119,12 @@ def verify_vectors(store: RelationalStore, index: VectorIndex, embedder_name: st
             if ns in still:
                 continue
             try:
-                index.delete_namespace(layer, ns)
+                index.drop_namespace(ns, [layer])
                 report.absorb(resync([ns], layer))
             except Exception as exc:
                 still[ns] = f"{why}; namespace rebuild failed: {type(exc).__name__}: {exc}"
                 continue
-            if probe(index, layer, ns, samples[ns]) is None:
+            if probe(index, ns, layer, samples[ns]) is None:
                 report.rebuilt[f"{layer}:{ns}"] = why
             else:
                 still[ns] = why
@@ -133,7 +133,7 @@ def verify_vectors(store: RelationalStore, index: VectorIndex, embedder_name: st
             reset(layer)
             report.absorb(resync(namespaces, layer))
             report.rebuilt[f"{layer}:*"] = "; ".join(f"{ns}: {why}" for ns, why in still.items())
-            still = {ns: why for ns in still if (why := probe(index, layer, ns, samples[ns])) is not None}
+            still = {ns: why for ns in still if (why := probe(index, ns, layer, samples[ns])) is not None}
         for ns, why in still.items():
             report.errors[f"{VECTOR}:{layer}:{ns}"] = f"still answers wrongly after a rebuild: {why}"
     return report

@@ -122,7 +122,7 @@ def _snapshot(hs: Hindsight, namespace: str) -> dict[str, Any]:
         ),
         "transcripts": {k: hs.transcript(namespace, k) for k in hs.transcript_keys(namespace)},
         "consolidated": hs.store.consolidated_of(namespace),
-        "vectors": {layer: hs.vectors.ids(layer, namespace) for layer in ("episodic", "semantic", "procedural")},
+        "vectors": {layer: hs.vectors.ids(namespace, layer) for layer in ("episodic", "semantic", "procedural")},
     }
 
 

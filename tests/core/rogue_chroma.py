@@ -19,7 +19,7 @@ from hindsight_core.vectors.chroma import collection_name
 def main() -> None:
     path, namespace = sys.argv[1], sys.argv[2]
     client = chromadb.PersistentClient(path=path, settings=Settings(anonymized_telemetry=False))
-    collection = client.get_collection(collection_name("hindsight", "episodic", namespace))
+    collection = client.get_collection(collection_name("hindsight", namespace, "episodic"))
     held = collection.get(include=["embeddings", "metadatas"])
     dim = len(held["embeddings"][0])
     rng = np.random.default_rng(7)

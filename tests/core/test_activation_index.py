@@ -49,12 +49,23 @@ def test_namespaces_and_layers_are_separate(index: ActivationIndex) -> None:
     assert index.count("u:2", "episodic") == 1
 
 
-def test_remove_is_idempotent(index: ActivationIndex) -> None:
+def test_delete_is_idempotent(index: ActivationIndex) -> None:
     index.upsert("u:1", "episodic", [("a", 1.0), ("b", 2.0)])
-    index.remove("u:1", "episodic", ["a", "missing"])
-    index.remove("u:1", "episodic", ["a"])
+    index.delete("u:1", "episodic", ["a", "missing"])
+    index.delete("u:1", "episodic", ["a"])
     assert index.top("u:1", "episodic", 10) == [("b", 2.0)]
     assert index.ping()
+
+
+def test_ids_are_every_member_of_one_namespace_and_layer(index: ActivationIndex) -> None:
+    index.upsert("u:1", "episodic", [(f"m{i}", float(i)) for i in range(50)])
+    index.upsert("u:1", "semantic", [("s", 1.0)])
+    index.upsert("u:2", "episodic", [("other", 1.0)])
+    assert index.ids("u:1", "episodic") == {f"m{i}" for i in range(50)}
+    assert index.ids("u:1", "semantic") == {"s"} and index.ids("u:2", "episodic") == {"other"}
+    assert index.ids("u:3", "episodic") == set()
+    index.delete("u:1", "episodic", ["m0"])
+    assert "m0" not in index.ids("u:1", "episodic")
 
 
 def test_redis_keys_are_hash_tagged_by_namespace(redis_client, redis_prefix) -> None:

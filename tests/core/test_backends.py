@@ -57,13 +57,13 @@ def test_server_backends_chroma_http_and_redis(tmp_path: Path, embedder, chroma_
         peanut = hs.record("I'm allergic to peanuts", namespace="u:1", session_id="s1")
         hs.record("The train to Porto leaves at nine", namespace="u:1", session_id="s1")
         hs.record("I'm allergic to peanuts", namespace="u:2", session_id="s1")
-        hit = hs.vectors.query("episodic", "u:1", hs.embedder.embed_query("peanut allergy"), 5)
+        hit = hs.vectors.query("u:1", "episodic", hs.embedder.embed_query("peanut allergy"), 5)
         assert hit[0].memory_id == peanut.id and len(hit) == 2
         assert redis_client.zcard(f"{redis_prefix}:{{u:1}}:act:episodic") == 2
         hs.forget_namespace("u:1")
-        assert hs.vectors.ids("episodic", "u:1") == set()
+        assert hs.vectors.ids("u:1", "episodic") == set()
         assert redis_client.exists(f"{redis_prefix}:{{u:1}}:act:episodic") == 0
-        assert len(hs.vectors.ids("episodic", "u:2")) == 1
+        assert len(hs.vectors.ids("u:2", "episodic")) == 1
 
 
 @pytest.mark.redis
@@ -92,5 +92,5 @@ def test_flag_embedder_loads_a_local_model_directory(tmp_path: Path) -> None:
         assert hs.embedder.name.startswith("flag/")
         mem = hs.record("My sister lives in Toronto", namespace="u:1")
         hs.record("The meeting moved to Thursday", namespace="u:1")
-        assert hs.vectors.query("episodic", "u:1", hs.embedder.embed_query("where does my sister live"), 1)[0] \
+        assert hs.vectors.query("u:1", "episodic", hs.embedder.embed_query("where does my sister live"), 1)[0] \
             .memory_id == mem.id

@@ -34,14 +34,14 @@ def _assert_consistent(hs: Hindsight, must_have: list[str]) -> int:
     assert len(keys) == len(set(keys)), "an event was stored twice"
     assert set(must_have) <= set(keys), f"{len(set(must_have) - set(keys))} acknowledged events lost"
     ids = {r[0] for r in rows}
-    assert hs.vectors.ids("episodic", NS) == ids
+    assert hs.vectors.ids(NS, "episodic") == ids
     assert {m for m, _ in hs.activation.top(NS, "episodic", len(ids) + 10)} == ids
     assert hs.store.pending_count() == 0
     for layer in ("semantic", "procedural"):  # whatever consolidation derived is indexed as well
         derived = {r[0] for r in hs.store.query(
             "SELECT id FROM memories WHERE namespace = ? AND layer = ? AND status = 'active' AND indexed = 1",
             (NS, layer))}
-        assert hs.vectors.ids(layer, NS) == derived
+        assert hs.vectors.ids(NS, layer) == derived
     return len(ids)
 
 
@@ -178,14 +178,14 @@ def test_chroma_failure_keeps_writes_and_catches_up(tmp_path: Path, embedder) ->
             [{"content": f"Event {i}: fact number {i}", "source_id": f"E{i}"} for i in range(300)], namespace=NS
         )
         assert len(stored) == 300 and hs.stats(NS).total == 300
-        assert hs.vectors.ids("episodic", NS) == set()
+        assert hs.vectors.ids(NS, "episodic") == set()
         assert hs.activation.count(NS, "episodic") == 300  # the healthy index is not held back
         assert len(hs.store.pending(memory_ids=[m.id for m in stored], target="vector")) == 300
         assert hs.get(stored[5].id) == stored[5]  # acknowledged and readable during the failure
         flaky.broken = False
         assert hs.reconcile().failed == 0
         _assert_consistent(hs, [f"E{i}" for i in range(300)])
-        hit = hs.vectors.query("episodic", NS, hs.embedder.embed_query("Event 7: fact number 7"), 1)[0]
+        hit = hs.vectors.query(NS, "episodic", hs.embedder.embed_query("Event 7: fact number 7"), 1)[0]
         assert hit.memory_id == stored[7].id
         cached = hs.store.get_embeddings(hs.embedder.name, [stored[7].id])[stored[7].id]
         assert np.isclose(np.linalg.norm(cached), 1.0, atol=1e-3)

@@ -49,7 +49,7 @@ def _mentions(path: Path, needles: list[str | bytes]) -> dict[str, set[str]]:
 
 
 def _in_vector_index(hs: Hindsight, namespace: str) -> set[str]:
-    return {mid for layer in PERSISTENT_LAYERS for mid in hs.vectors.ids(layer.value, namespace)}
+    return {mid for layer in PERSISTENT_LAYERS for mid in hs.vectors.ids(namespace, layer.value)}
 
 
 def _sqlite(hs: Hindsight) -> Path:

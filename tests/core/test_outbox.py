@@ -22,17 +22,17 @@ class PoisonChroma(ChromaVectorIndex):
     poison: str | None = None
     down = False
 
-    def upsert(self, layer: str, namespace: str, ids: Any, vectors: np.ndarray, kinds: Any) -> None:
+    def upsert(self, namespace: str, layer: str, ids: Any, vectors: np.ndarray, kinds: Any) -> None:
         if self.down:
             raise BackendUnavailableError("vector index: down")
         if self.poison in ids:
             raise ValueError(f"cannot index {self.poison}")
-        super().upsert(layer, namespace, ids, vectors, kinds)
+        super().upsert(namespace, layer, ids, vectors, kinds)
 
-    def delete(self, layer: str, ids: Any, *, namespace: str | None = None) -> None:
+    def delete(self, namespace: str, layer: str, ids: Any) -> None:
         if self.down:
             raise BackendUnavailableError("vector index: down")
-        super().delete(layer, ids, namespace=namespace)
+        super().delete(namespace, layer, ids)
 
 
 def _engine(tmp_path: Path, embedder: Any, index: ChromaVectorIndex, attempts: int = 3) -> Hindsight:
@@ -49,7 +49,7 @@ def test_one_failing_row_is_isolated_charged_and_parked(tmp_path: Path, embedder
         chroma.down = False
         hs.outbox.apply(None, force=True)
         good = {m.id for m in stored} - {stored[2].id}
-        assert hs.vectors.ids("episodic", NS) == good, "the good rows apply despite the bad one"
+        assert hs.vectors.ids(NS, "episodic") == good, "the good rows apply despite the bad one"
         (row,) = hs.store.pending(target="vector")
         assert row.memory_id == stored[2].id and row.attempts == 1
         # an outage charges nobody, nor does a drain where nothing applies
@@ -70,12 +70,12 @@ def test_one_failing_row_is_isolated_charged_and_parked(tmp_path: Path, embedder
         assert parked.error and "cannot index" in parked.error
         # later writes are not held back by the parked row
         late = hs.record("Delivery note 9: box 9 goes to shelf 9", NS)
-        assert late.id in hs.vectors.ids("episodic", NS)
+        assert late.id in hs.vectors.ids(NS, "episodic")
         # reconcile retries parked work
         chroma.poison = None
         assert hs.reconcile(verify=True).failed == 0
         assert hs.stats().outbox_parked == 0 and hs.store.pending_count() == 0
-        assert len(hs.vectors.ids("episodic", NS)) == len(stored) + 3
+        assert len(hs.vectors.ids(NS, "episodic")) == len(stored) + 3
 
 
 def test_record_forget_coalesces_and_drains_without_duplicate_ids(tmp_path: Path, embedder) -> None:
@@ -90,7 +90,7 @@ def test_record_forget_coalesces_and_drains_without_duplicate_ids(tmp_path: Path
         chroma.down = False
         report = hs.outbox.apply(None, force=True)
         assert report.errors == {} and hs.store.pending_count() == 0
-        assert hs.vectors.ids("episodic", NS) == {kept.id, again.id}
+        assert hs.vectors.ids(NS, "episodic") == {kept.id, again.id}
         assert hs.reconcile(verify=True).failed == 0
 
 
@@ -113,7 +113,7 @@ def test_reopening_an_old_outbox_with_duplicate_rows_coalesces_them(tmp_path: Pa
         hs.store.execute("ALTER TABLE outbox DROP COLUMN parked")
     with _engine(tmp_path, embedder, PoisonChroma(tmp_path / "chroma")) as hs:
         assert hs.store.pending_count() == 0
-        assert hs.vectors.ids("episodic", NS) == set()
+        assert hs.vectors.ids(NS, "episodic") == set()
 
 
 class RefusingChroma(ChromaVectorIndex):
@@ -139,4 +139,4 @@ def test_a_failure_of_every_row_parks_nothing(tmp_path: Path, embedder) -> None:
         assert {r.attempts for r in hs.store.pending(target="vector")} == {0}
         chroma.refuse = False
         assert hs.reconcile().failed == 0
-        assert hs.vectors.ids("episodic", NS) == {m.id for m in stored}
+        assert hs.vectors.ids(NS, "episodic") == {m.id for m in stored}

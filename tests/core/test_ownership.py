@@ -59,10 +59,10 @@ def _assert_healthy(hs: Hindsight, n: int) -> None:
     """``n`` memories stored and every one of them found by the vector index with its own vector."""
     ids = [r[0] for r in hs.store.query("SELECT id FROM memories WHERE namespace = ?", (NS,))]
     assert len(ids) == n
-    assert hs.vectors.ids("episodic", NS) == set(ids)
+    assert hs.vectors.ids(NS, "episodic") == set(ids)
     vectors = hs.store.get_embeddings(hs.embedder.name, ids)
     for mid in ids:
-        assert mid in {h.memory_id for h in hs.vectors.query("episodic", NS, vectors[mid], 3)}
+        assert mid in {h.memory_id for h in hs.vectors.query(NS, "episodic", vectors[mid], 3)}
     assert hs.recall("topic 3 item", namespace=NS, k=3).hits
 
 

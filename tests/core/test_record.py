@@ -26,7 +26,7 @@ def test_record_returns_a_durable_memory_with_provenance(engine: Hindsight, cloc
 def test_fresh_record_is_found_by_the_vector_index_at_once(engine: Hindsight) -> None:
     engine.record("The weather in Lisbon was sunny all week", namespace="user:1")
     mem = engine.record("I'm allergic to peanuts", namespace="user:1")
-    hits = engine.vectors.query("episodic", "user:1", engine.embedder.embed_query("I'm allergic to peanuts"), 5)
+    hits = engine.vectors.query("user:1", "episodic", engine.embedder.embed_query("I'm allergic to peanuts"), 5)
     assert hits[0].memory_id == mem.id
     assert engine.activation.scores("user:1", "episodic", [mem.id])
 
@@ -42,7 +42,7 @@ def test_ids_are_time_ordered(engine: Hindsight, clock) -> None:
 def test_small_talk_is_kept_but_not_indexed(engine: Hindsight, text: str) -> None:
     mem = engine.record(text, namespace="user:1", session_id="s1")
     assert engine.get(mem.id) is not None and not mem.indexed
-    assert mem.id not in engine.vectors.ids("episodic", "user:1")
+    assert mem.id not in engine.vectors.ids("user:1", "episodic")
     assert engine.activation.scores("user:1", "episodic", [mem.id]) == {}
     assert [m.content for m in engine.working("user:1", "s1")] == [text]
 
@@ -80,7 +80,7 @@ def test_record_many_bulk_import_with_acknowledgements(engine: Hindsight) -> Non
     assert len(stored) == 150 and acked == [m.id for m in stored]
     assert [m.source_id for m in stored[:2]] == ["D1:0", "D1:1"]
     assert stored[3].occurred_at == start + timedelta(minutes=3)
-    assert engine.vectors.count("episodic", "conv-26") == 150
+    assert engine.vectors.count("conv-26", "episodic") == 150
     assert engine.activation.count("conv-26", "episodic") == 150
 
 
@@ -97,7 +97,7 @@ def test_forget_removes_everywhere(engine: Hindsight) -> None:
     mem = engine.record("my locker code is 4711", namespace="u:1")
     assert engine.forget(mem.id) is True
     assert engine.get(mem.id) is None
-    assert mem.id not in engine.vectors.ids("episodic", "u:1")
+    assert mem.id not in engine.vectors.ids("u:1", "episodic")
     assert engine.activation.count("u:1", "episodic") == 0
     assert engine.forget(mem.id) is False
 
@@ -114,9 +114,9 @@ def test_forget_namespace(engine: Hindsight) -> None:
     keep = engine.record("other tenant", namespace="u:2")
     assert engine.forget_namespace("u:1") == 3
     assert engine.namespaces() == ["u:2"]
-    assert engine.vectors.ids("episodic", "u:1") == set()
+    assert engine.vectors.ids("u:1", "episodic") == set()
     assert engine.activation.count("u:1", "episodic") == 0
-    assert engine.vectors.ids("episodic", "u:2") == {keep.id}
+    assert engine.vectors.ids("u:2", "episodic") == {keep.id}
     with pytest.raises(UnknownNamespaceError, match="u:1"):
         engine.forget_namespace("u:1")
 
@@ -138,7 +138,7 @@ def test_data_survives_reopen(tmp_path: Path, clock, embedder) -> None:
         mem = hs.record("persist me", namespace="u:1", session_id="s")
     with Hindsight(tmp_path, clock=clock, embedder=embedder) as hs:
         assert hs.get(mem.id) == mem
-        assert hs.vectors.ids("episodic", "u:1") == {mem.id}
+        assert hs.vectors.ids("u:1", "episodic") == {mem.id}
         assert hs.store.schema_version()[0] == "0001_core"
 
 

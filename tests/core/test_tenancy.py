@@ -22,7 +22,7 @@ def test_no_read_path_crosses_namespaces(tmp_path_factory, embedder, writes, que
         owner: dict[str, str] = {}
         for namespace, content in writes:
             owner[hs.record(content, namespace=namespace, session_id="s").id] = namespace
-        vector_hits = hs.vectors.query("episodic", reader, hs.embedder.embed_query(query), 50)
+        vector_hits = hs.vectors.query(reader, "episodic", hs.embedder.embed_query(query), 50)
         assert all(owner[h.memory_id] == reader for h in vector_hits)
         assert all(owner[mid] == reader for mid, _ in hs.activation.top(reader, "episodic", 50))
         assert all(m.namespace == reader for m in hs.working(reader, "s", budget_tokens=10_000))

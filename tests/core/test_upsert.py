@@ -45,10 +45,10 @@ def test_upsert_of_a_new_key_records_it_once(engine: Hindsight) -> None:
 
 def test_upsert_can_take_an_item_out_of_the_index(engine: Hindsight) -> None:
     m = engine.upsert("I collect vintage fountain pens.", "user:up3", source_id="k", layer="semantic", kind="fact")
-    assert m.id in engine.vectors.ids("semantic", "user:up3")
+    assert m.id in engine.vectors.ids("user:up3", "semantic")
     engine.upsert("I collect vintage fountain pens.", "user:up3", source_id="k", layer="semantic", kind="fact",
                   index=False)
-    assert m.id not in engine.vectors.ids("semantic", "user:up3")
+    assert m.id not in engine.vectors.ids("user:up3", "semantic")
     assert engine.get(m.id) is not None
 
 

@@ -11,7 +11,7 @@ from hindsight_core.config import WriteConfig
 
 
 def _snapshot(hs: Hindsight) -> tuple[int, int, int]:
-    return hs.stats().total, hs.store.pending_count(), hs.vectors.count("episodic")
+    return hs.stats().total, hs.store.pending_count(), hs.vectors.count_layer("episodic")  # type: ignore[attr-defined]
 
 
 BAD_RECORDS = [

@@ -38,7 +38,7 @@ def _lookups(hs: Hindsight, namespace: str) -> tuple[int, int, int]:
     raised = missed = 0
     for mid, vector in vectors.items():
         try:
-            missed += mid not in {h.memory_id for h in hs.vectors.query("episodic", namespace, vector, 10)}
+            missed += mid not in {h.memory_id for h in hs.vectors.query(namespace, "episodic", vector, 10)}
         except Exception:
             raised += 1
     return len(ids), raised, missed
@@ -60,7 +60,7 @@ def test_an_index_that_holds_the_right_ids_but_answers_wrongly_is_rebuilt(tmp_pa
 
     with Hindsight(data, embedder=embedder, background_consolidation=False) as hs:
         expected = {r[0] for r in hs.store.query("SELECT id FROM memories WHERE namespace = 'user:a'")}
-        assert hs.vectors.ids("episodic", "user:a") == expected  # an id comparison sees nothing wrong
+        assert hs.vectors.ids("user:a", "episodic") == expected  # an id comparison sees nothing wrong
         n, raised, missed = _lookups(hs, "user:a")
         assert raised == 0 and missed > n // 2, (n, raised, missed)
 
@@ -126,10 +126,10 @@ class _CorruptCollection(ChromaVectorIndex):
 
     corrupt = True
 
-    def query(self, layer: str, namespace: str, vector: np.ndarray, n: int, **kwargs: Any) -> Any:
+    def query(self, namespace: str, layer: str, vector: np.ndarray, n: int, **kwargs: Any) -> Any:
         if self.corrupt:
             raise RuntimeError("Error finding id")
-        return super().query(layer, namespace, vector, n, **kwargs)
+        return super().query(namespace, layer, vector, n, **kwargs)
 
     def reset_layer(self, layer: str) -> None:
         super().reset_layer(layer)

@@ -27,7 +27,7 @@ def test_engine_on_a_chroma_server(tmp_path: Path, chroma_server: ChromaServer, 
     with Hindsight(tmp_path / "a", chroma_url=chroma_server.url, embedder=embedder, clock=clock,
                    background_consolidation=False) as hs:
         ids = [hs.record(text, NS).id for text in FACTS]
-        assert hs.vectors.ids("episodic", NS) == set(ids)  # the vectors live on the server
+        assert hs.vectors.ids(NS, "episodic") == set(ids)  # the vectors live on the server
         result = hs.recall("What am I allergic to?", NS)
         assert result.degraded == [] and result.memories[0].id == ids[0]
         assert hs.reconcile(verify=True).failed == 0
@@ -55,18 +55,18 @@ def test_chroma_server_killed_mid_run(
         assert stats.total == len(before) + len(during)
         assert stats.outbox_pending == len(during)  # only the vector rows wait; activation applied
         with pytest.raises(BackendUnavailableError, match="vector index"):
-            hs.vectors.ids("episodic", NS)
+            hs.vectors.ids(NS, "episodic")
         chroma_server.start()  # same directory, same port
         time.sleep(5.1)  # the outbox leaves a failed target alone for a 5 s cool-down
         after = hs.record("The boiler was serviced on Tuesday.", NS).id  # this write drains the backlog
         assert hs.stats().outbox_pending == 0
-        assert hs.vectors.ids("episodic", NS) == {*before, *during, after}
+        assert hs.vectors.ids(NS, "episodic") == {*before, *during, after}
         result = hs.recall("Which parcel waits for flat 4?", NS)
         assert result.degraded == [] and result.memories[0].id == during[4]
     # a fresh process sees the same index: nothing acknowledged was lost on the way
     with Hindsight(tmp_path / "a", chroma_url=chroma_server.url, embedder=embedder, clock=clock) as hs:
         assert hs.reconcile(verify=True).failed == 0
-        assert len(hs.vectors.ids("episodic", NS)) == len(before) + len(during) + 1
+        assert len(hs.vectors.ids(NS, "episodic")) == len(before) + len(during) + 1
 
 
 def test_server_down_at_open_is_a_backend_error(tmp_path: Path, chroma_server: ChromaServer, embedder: Any) -> None:

@@ -34,7 +34,7 @@ def test_environment_configures_the_engine_and_arguments_win(
         assert isinstance(hs.activation, RedisActivationIndex)
         assert hs.path == tmp_path / "from-env"
         mid = hs.record("I keep my bicycle in the shed", ns).id
-        assert hs.vectors.ids("episodic", ns) == {mid}  # on the server
+        assert hs.vectors.ids(ns, "episodic") == {mid}  # on the server
         assert [m for m, _ in hs.activation.top(ns, "episodic", 5)] == [mid]  # in Redis
         assert not any((tmp_path / "from-env" / name).exists() for name in ("chroma", "hindsight.sqlite3"))
     # a second process-like engine with the same environment sees the same memory
@@ -68,7 +68,7 @@ def test_adapters_default_engine_follows_the_environment(
         retriever = HindsightRetriever(namespace="env:adapter")
         assert retriever.hindsight is shared
         mid = shared.record("My sister Anna lives in Lisbon", "env:adapter").id
-        assert mid in shared.vectors.ids("episodic", "env:adapter")  # the server, not an embedded directory
+        assert mid in shared.vectors.ids("env:adapter", "episodic")  # the server, not an embedded directory
         assert not (tmp_path / "shared" / "chroma").exists()
         docs = retriever.invoke("Where does Anna live?")
         assert docs and docs[0].metadata["memory_id"] == mid

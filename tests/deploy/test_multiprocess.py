@@ -90,7 +90,7 @@ def test_four_apps_two_workers_on_postgres_chroma_redis(
                 duplicates += len(episodes) - len({m.source_id for m in episodes})
                 found["postgres"] += len(ids & {m.id for m in episodes})
                 indexed = {m.id for m in episodes if m.indexed and m.status.value == "active"}
-                found["chroma"] += len(ids & hs.vectors.ids("episodic", ns) | (ids - indexed))
+                found["chroma"] += len(ids & hs.vectors.ids(ns, "episodic") | (ids - indexed))
                 found["redis"] += len(ids & {m for m, _ in hs.activation.top(ns, "episodic", 10 * N)} | (ids - indexed))
                 facts = facts_of[ns] = _facts(hs, ns)
                 duplicates += len(facts) - len(set(facts))

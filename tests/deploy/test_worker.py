@@ -118,7 +118,7 @@ def test_worker_consolidates_drains_reports_and_stops_on_sigterm(
             assert app.stats().outbox_pending == 3
             chroma_server.start()
             wait_for(lambda: app.stats().outbox_pending == 0, "the outbox drained by the worker", proc=worker)
-            assert set(late) <= app.vectors.ids("episodic", "user:0")
+            assert set(late) <= app.vectors.ids("user:0", "episodic")
             assert wait_for(lambda: app.stats().workers[0].outbox_applied >= 3, "drain progress", proc=worker)
             wait_for(lambda: not _backlog(app), "the late episodes consolidated", proc=worker)
             worker.signal(signal.SIGTERM)

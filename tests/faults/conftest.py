@@ -85,9 +85,9 @@ class FailingChroma(ChromaVectorIndex):
         self._check()
         super().delete(*args, **kwargs)
 
-    def delete_namespace(self, *args: Any, **kwargs: Any) -> None:
+    def drop_namespace(self, *args: Any, **kwargs: Any) -> None:
         self._check()
-        super().delete_namespace(*args, **kwargs)
+        super().drop_namespace(*args, **kwargs)
 
     def query(self, *args: Any, **kwargs: Any) -> Any:
         self._check()

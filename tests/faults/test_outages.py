@@ -113,7 +113,7 @@ def test_vector_index_failing_degrades_recall_and_the_backlog_drains(
         assert hs.recall("Where does my sister live?", NS, session_id="s2").degraded == []
         hs.outbox.apply(None, force=True)
         assert hs.store.pending_count() == 0 and hs.stats().outbox_parked == 0
-        assert hs.vectors.ids("episodic", NS) == set(ids)
+        assert hs.vectors.ids(NS, "episodic") == set(ids)
 
 
 @pytest.mark.slow

@@ -48,7 +48,7 @@ def test_record_forget_record_from_8_threads_with_the_vector_index_failing(tmp_p
             thread.join()
         assert errors == []
         assert len(kept) == THREADS * ROUNDS
-        assert hs.vectors.ids("episodic", NS) == set()
+        assert hs.vectors.ids(NS, "episodic") == set()
         # one pending vector row per memory touched, however often it was touched
         assert hs.store.pending_count() == len(kept) + len(forgotten)
 
@@ -59,9 +59,9 @@ def test_record_forget_record_from_8_threads_with_the_vector_index_failing(tmp_p
         print(f"\nrace: {len(kept)} kept, {len(forgotten)} forgotten, {stuck} stuck, {parked} parked after recovery")
         assert report.errors == {}
         assert stuck == 0 and parked == 0
-        held = hs.vectors.ids("episodic", NS)
+        held = hs.vectors.ids(NS, "episodic")
         assert kept <= held, f"{len(kept - held)} acknowledged memories missing from Chroma"
         assert not (held & forgotten), f"{len(held & forgotten)} forgotten memories still in Chroma"
         assert hs.reconcile(verify=True).failed == 0
-        assert hs.vectors.ids("episodic", NS) == kept
+        assert hs.vectors.ids(NS, "episodic") == kept
         assert {m for m, _ in hs.activation.top(NS, "episodic", 1000)} == kept

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -28,35 +28,35 @@ class LocalVectors:
     """A process-local ``VectorIndex`` (brute-force cosine)."""
 
     def __init__(self) -> None:
-        self._rows: dict[str, dict[str, tuple[str, np.ndarray, str]]] = {}
+        #: (namespace, layer) -> memory id -> (vector, kind)
+        self._rows: dict[tuple[str, str], dict[str, tuple[np.ndarray, str]]] = {}
 
-    def upsert(self, layer: str, namespace: str, ids: Sequence[str], vectors: np.ndarray,
+    def upsert(self, namespace: str, layer: str, ids: Sequence[str], vectors: np.ndarray,
                kinds: Sequence[str]) -> None:
-        rows = self._rows.setdefault(layer, {})
+        rows = self._rows.setdefault((namespace, layer), {})
         for mid, vector, kind in zip(ids, vectors, kinds, strict=True):
-            rows[mid] = (namespace, np.asarray(vector, dtype=np.float32), kind)
+            rows[mid] = (np.asarray(vector, dtype=np.float32), kind)
 
-    def delete(self, layer: str, ids: Sequence[str], *, namespace: str | None = None) -> None:
+    def delete(self, namespace: str, layer: str, ids: Sequence[str]) -> None:
         for mid in ids:
-            self._rows.get(layer, {}).pop(mid, None)
+            self._rows.get((namespace, layer), {}).pop(mid, None)
 
-    def delete_namespace(self, layer: str, namespace: str) -> None:
-        rows = self._rows.get(layer, {})
-        for mid in [m for m, r in rows.items() if r[0] == namespace]:
-            del rows[mid]
+    def drop_namespace(self, namespace: str, layers: Iterable[str]) -> None:
+        for layer in layers:
+            self._rows.pop((namespace, layer), None)
 
-    def query(self, layer: str, namespace: str, vector: np.ndarray, n: int, *,
+    def query(self, namespace: str, layer: str, vector: np.ndarray, n: int, *,
               kinds: Sequence[str] | None = None) -> list[VectorHit]:
         hits = [VectorHit(mid, float(np.dot(v, vector) / (np.linalg.norm(v) * np.linalg.norm(vector) or 1.0)))
-                for mid, (ns, v, kind) in self._rows.get(layer, {}).items()
-                if ns == namespace and (kinds is None or kind in kinds)]
+                for mid, (v, kind) in self._rows.get((namespace, layer), {}).items()
+                if kinds is None or kind in kinds]
         return sorted(hits, key=lambda h: -h.similarity)[:n]
 
-    def count(self, layer: str, namespace: str | None = None) -> int:
-        return sum(1 for r in self._rows.get(layer, {}).values() if namespace is None or r[0] == namespace)
+    def count(self, namespace: str, layer: str) -> int:
+        return len(self._rows.get((namespace, layer), {}))
 
-    def ids(self, layer: str, namespace: str) -> set[str]:
-        return {m for m, r in self._rows.get(layer, {}).items() if r[0] == namespace}
+    def ids(self, namespace: str, layer: str) -> set[str]:
+        return set(self._rows.get((namespace, layer), {}))
 
     def close(self) -> None:
         self._rows.clear()

@@ -39,7 +39,7 @@ def test_new_value_supersedes_old_and_takes_its_stale_episodes_along(engine: Hin
         assert episode is not None
         assert episode.status == Status.SUPERSEDED and episode.superseded_by == new.id
     # out of the indexes: neither the old fact nor its episodes can be found by vector search any more
-    held = engine.vectors.ids(Layer.SEMANTIC.value, "user:liu") | engine.vectors.ids(Layer.EPISODIC.value, "user:liu")
+    held = engine.vectors.ids("user:liu", Layer.SEMANTIC.value) | engine.vectors.ids("user:liu", Layer.EPISODIC.value)
     assert old.id not in held and old_user.id not in held and new.id in held
 
 

@@ -15,7 +15,7 @@ def test_procedure_content_metadata_and_versions(engine: Hindsight) -> None:
     assert (p.layer, p.kind) == (Layer.PROCEDURAL, Kind.PROCEDURE)
     assert p.content == "用户申请退款 → 1. 核对订单号 2. 核对支付渠道 3. 核对金额"
     assert p.metadata["trigger"] == "用户申请退款" and p.metadata["confidence"] == 0.5
-    assert p.id in engine.vectors.ids(Layer.PROCEDURAL.value, "agent:support")
+    assert p.id in engine.vectors.ids("agent:support", Layer.PROCEDURAL.value)
     same = engine.add_procedure("用户申请退款", ["核对订单号", "核对支付渠道", "核对金额"], "agent:support")
     assert same.id == p.id
     v2 = engine.add_procedure("用户申请退款", ["核对订单号", "核对金额"], "agent:support")
@@ -37,7 +37,7 @@ def test_feedback_moves_confidence_and_retires_a_failing_procedure(engine: Hinds
     for _ in range(7):
         down = engine.feedback(p.id, False)
     assert down.metadata["confidence"] < engine.config.lifecycle.procedure_min_confidence
-    assert down.status == Status.COLD and p.id not in engine.vectors.ids(Layer.PROCEDURAL.value, "team:ops")
+    assert down.status == Status.COLD and p.id not in engine.vectors.ids("team:ops", Layer.PROCEDURAL.value)
     fact = engine.record("I live in Paris.", "team:ops")
     with pytest.raises(InvalidInputError):
         engine.feedback(fact.id, True)
@@ -59,7 +59,7 @@ def test_idle_memories_go_cold_then_to_the_archive_and_come_back(engine: Hindsig
     assert set(report.cooled_ids) == {idle.id, other.id}
     cold = engine.get(idle.id)
     assert cold is not None and cold.status == Status.COLD
-    assert idle.id not in engine.vectors.ids(Layer.EPISODIC.value, "user:s")
+    assert idle.id not in engine.vectors.ids("user:s", Layer.EPISODIC.value)
     assert engine.stats("user:s").namespaces["user:s"].layers["episodic"].by_status == {"cold": 1}
 
     clock.advance(days=60)
@@ -76,7 +76,7 @@ def test_idle_memories_go_cold_then_to_the_archive_and_come_back(engine: Hindsig
     assert engine.restore(path).restored == 1
     back = engine.get(idle.id)
     assert back is not None and back.status == Status.ACTIVE and back.source_id == "D1:1"
-    assert idle.id in engine.vectors.ids(Layer.EPISODIC.value, "user:s")
+    assert idle.id in engine.vectors.ids("user:s", Layer.EPISODIC.value)
     assert engine.record("again", "user:s", source_id="D1:1").id == idle.id  # idempotency key came back too
     assert engine.restore(path).restored == 0
 

@@ -113,18 +113,19 @@ def test_each_namespace_has_its_own_collection_and_a_legacy_layout_moves_over(tm
     legacy.add(ids=[f"m{i}" for i in range(6)], embeddings=vectors,
                metadatas=[{"namespace": "a" if i < 4 else "b", "kind": "turn"} for i in range(6)])
     index = ChromaVectorIndex(client=client)
-    assert index.ids("episodic", "a") == {"m0", "m1", "m2", "m3"}
-    assert index.ids("episodic", "b") == {"m4", "m5"}
+    assert index.ids("a", "episodic") == {"m0", "m1", "m2", "m3"}
+    assert index.ids("b", "episodic") == {"m4", "m5"}
     assert "hindsight_episodic" not in {c.name for c in client.list_collections()}
-    assert {h.memory_id for h in index.query("episodic", "b", vectors[0], 10)} == {"m4", "m5"}
-    assert index.query("episodic", "nobody", vectors[0], 10) == []
-    assert collection_name("hindsight", "episodic", "nobody") not in {c.name for c in client.list_collections()}
-    index.delete("episodic", ["m4"], namespace="b")
-    index.delete("episodic", ["m0"])  # namespace unknown: every collection of the layer is asked
-    assert index.ids("episodic", "b") == {"m5"} and "m0" not in index.ids("episodic", "a")
-    assert index.count("episodic") == 4
-    index.delete_namespace("episodic", "a")
-    assert index.ids("episodic", "a") == set() and index.count("episodic") == 1
+    assert {h.memory_id for h in index.query("b", "episodic", vectors[0], 10)} == {"m4", "m5"}
+    assert index.query("nobody", "episodic", vectors[0], 10) == []
+    assert collection_name("hindsight", "nobody", "episodic") not in {c.name for c in client.list_collections()}
+    index.delete("b", "episodic", ["m4"])
+    index.delete("a", "episodic", ["m4"])  # an id of another namespace: nothing of this one goes
+    assert index.ids("b", "episodic") == {"m5"} and index.ids("a", "episodic") == {"m0", "m1", "m2", "m3"}
+    assert index.count("a", "episodic") == 4 and index.count_layer("episodic") == 5
+    index.drop_namespace("a", ["episodic", "semantic"])  # a layer never written is no error
+    assert index.ids("a", "episodic") == set() and index.count_layer("episodic") == 1
+    assert index.ids("b", "episodic") == {"m5"}
 
 
 def test_scale_benchmark_small_variant_runs_and_prints_its_tables() -> None:
