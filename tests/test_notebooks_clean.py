@@ -115,7 +115,9 @@ def test_recall_breakdown_shows_channels_and_injected_prompt() -> None:
     header = tables[0].splitlines()[2]
     for column in ("vector", "keyword", "activation", "final score", "why"):
         assert column in header
-    assert "My budget for the Lisbon trip is 3000 euros." in tables[0]
+    # the distilled fact stands for the episode it came from (one hit per fact); the prompt quotes both
+    assert "The user's budget is 3000 euros" in tables[0]
+    assert "My budget for the Lisbon trip is 3000 euros." not in tables[0]
     injected = _text(nb).split("exactly what is injected into the prompt:")[1]
     assert injected.lstrip().startswith("Relevant memories (quoted notes")
     assert '"My budget for the Lisbon trip is 3000 euros."' in injected

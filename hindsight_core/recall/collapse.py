@@ -30,10 +30,10 @@ from hindsight_core.types import Layer
 class Sameness:
     """How to tell two memories apart (``RecallConfig``)."""
 
-    #: z of the pair's cosine against the background for adjacent turns (echoes)
-    echo_z: float
-    #: z for any two memories, together with ``overlap``
-    duplicate_z: float
+    #: z of the pair's cosine against the background for adjacent turns (echoes); ``None``: off
+    echo_z: float | None
+    #: z for any two memories, together with ``overlap``; ``None``: off
+    duplicate_z: float | None
     #: idf-weighted share of the two memories' distinct terms they have in common
     overlap: float
 
@@ -91,13 +91,15 @@ def _same(
         return True
     if normalize(ma.content) == normalize(mb.content):
         return True
+    if same.echo_z is None and same.duplicate_z is None:
+        return False
     va, vb = vector(ma.id), vector(mb.id)
     if va is None or vb is None:
         return False
     z = min(pair_z(va, vb, ma.content), pair_z(vb, va, mb.content))
-    if z >= same.echo_z and adjacent(ma.id, mb.id) and ma.role != mb.role:
+    if same.echo_z is not None and z >= same.echo_z and adjacent(ma.id, mb.id) and ma.role != mb.role:
         return True
-    if z < same.duplicate_z:
+    if same.duplicate_z is None or z < same.duplicate_z:
         return False
     ta, tb = terms(ma.id), terms(mb.id)
     return ta is not None and tb is not None and weighted_overlap(ta, tb, idf) >= same.overlap

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
 
 from hindsight_core import Hindsight
+from hindsight_core.config import HindsightConfig, RecallConfig
 
 T0 = datetime(2026, 4, 1, 9, 0, tzinfo=UTC)
 FILLER = [
@@ -31,7 +37,17 @@ def test_the_same_sentence_three_times_is_one_hit(engine: Hindsight) -> None:
     assert len(porto.sources) == 2 and all(s.content == same for s in porto.sources)
 
 
-def test_an_echo_collapses_into_the_statement(engine: Hindsight) -> None:
+@pytest.fixture
+def echo_engine(tmp_path: Path, clock: Any, embedder: Any) -> Iterator[Hindsight]:
+    """The echo rule is opt-in (``recall.collapse_echo_z``): on LoCoMo it also merged distinct turns."""
+    config = HindsightConfig(recall=RecallConfig(collapse_echo_z=5.5))
+    hs = Hindsight(tmp_path / "echo", clock=clock, embedder=embedder, config=config)
+    yield hs
+    hs.close()
+
+
+def test_an_echo_collapses_into_the_statement_when_the_echo_rule_is_on(echo_engine: Hindsight) -> None:
+    engine = echo_engine
     _record(engine, "u:echo", [("user", "Heads up: I'm allergic to peanuts, quite severely."),
                                ("assistant", "Got it, I'll remember that you're allergic to peanuts."), *FILLER])
     res = engine.recall("Am I allergic to anything?", "u:echo", k=5, now=T0 + timedelta(days=2))

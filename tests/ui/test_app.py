@@ -90,7 +90,10 @@ def test_superseded_fact_links_its_successor_and_back(client: TestClient, record
 def test_memory_page_draws_the_activation_curve_with_recalls_and_thresholds(
     client: TestClient, recorded: Recorded
 ) -> None:
-    page = client.get(f"/memory/{recorded.allergy.id}").text
+    # recall shows the distilled fact for the allergy (its source episode is one hit with it)
+    (fact,) = [m for m in recorded.engine.find(NS, layer=Layer.SEMANTIC) if "peanut" in m.content.casefold()]
+    assert recorded.allergy.id in fact.source_ids
+    page = client.get(f"/memory/{fact.id}").text
     svg = page.split('id="activation"', 1)[1].split("</svg>", 1)[0]
     assert svg.count('class="recall"') == 3  # the three recalls that injected it
     assert 'class="cold-threshold"' in svg and "cold threshold (ln A = -3)" in svg
