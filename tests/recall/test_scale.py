@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 from rank_bm25 import BM25Okapi
 
 from hindsight_core import Hindsight
@@ -128,6 +129,7 @@ def test_each_namespace_has_its_own_collection_and_a_legacy_layout_moves_over(tm
     assert index.ids("b", "episodic") == {"m5"}
 
 
+@pytest.mark.integration  # a real model, server or process, reached without a fixture
 def test_scale_benchmark_small_variant_runs_and_prints_its_tables() -> None:
     run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "scale.py"), "--small"], capture_output=True,
                          text=True, cwd=ROOT, timeout=900)

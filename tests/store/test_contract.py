@@ -200,6 +200,7 @@ def test_text_the_backend_cannot_store_is_invalid_input(store: RelationalStore) 
     assert store.get("m1") is None
 
 
+@pytest.mark.integration  # a real model, server or process, reached without a fixture
 def test_unreachable_postgres_is_backend_unavailable() -> None:
     with pytest.raises(BackendUnavailableError):
         open_store("postgresql://postgres@127.0.0.1:1/test?connect_timeout=1")
