@@ -108,7 +108,9 @@ def test_chroma_written_by_several_engine_processes_is_detected_and_rebuilt(tmp_
               f"after {raised_after} raise, {missed_after} miss; rebuilt {report.rebuilt}")
         assert raised_after == 0 and missed_after <= n // 20
         assert hs.reconcile(verify=True).rebuilt == {}  # the index passes its probe
-        assert hs.recall("writer 1.2 note 17: item 18", namespace="shared:ns", k=3).hits
+        # a writer may have died before writing any given note: ask for one that was stored
+        stored = hs.find("shared:ns", limit=1)[0]
+        assert stored.id in {h.memory.id for h in hs.recall(stored.content, namespace="shared:ns", k=3).hits}
 
 
 def test_a_healthy_index_is_probed_within_a_bounded_sample_and_left_alone(tmp_path: Path, embedder) -> None:
