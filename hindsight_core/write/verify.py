@@ -39,6 +39,10 @@ PROBE_DEPTH = 10
 _SAME = 1e-3
 #: Share of the sample allowed to miss before the index counts as answering wrongly.
 PROBE_MISS_TOLERANCE = 0.2
+#: A namespace and layer up to this size is probed whole when its sample shows a miss...
+PROBE_EXHAUSTIVE_LIMIT = 5_000
+#: ...and then may miss this share of its memories (a healthy HNSW index misses about 1-2 % here).
+PROBE_EXHAUSTIVE_TOLERANCE = 0.03
 _RAISED = "query raised"
 
 
@@ -58,28 +62,50 @@ class ReconcileReport(ApplyReport):
         self.errors.update(other.errors)
 
 
-def probe(index: VectorIndex, namespace: str, layer: str, samples: Mapping[str, np.ndarray]) -> str | None:
-    """Why ``index`` answers wrongly for ``samples`` (memory id -> its stored vector), or ``None``.
-
-    Any query that raises fails the probe. Misses are tolerated up to ``PROBE_MISS_TOLERANCE`` of the
-    sample: HNSW is approximate, and a filtered search in a healthy index occasionally misses (about one
-    query in a thousand here), which must not trigger a rebuild; an index that answers wrongly misses
-    most of them."""
+def _misses(
+    index: VectorIndex, namespace: str, layer: str, samples: Mapping[str, np.ndarray]
+) -> tuple[str | None, list[str]]:
+    """``(why a query raised or None, the sampled memories not found by their own vector)``."""
     missed: list[str] = []
     for memory_id, vector in samples.items():
         try:
             hits = index.query(namespace, layer, vector, PROBE_DEPTH)
         except Exception as exc:  # a corrupt index raises from inside the backend
-            return f"{_RAISED} {type(exc).__name__}: {exc}"
+            return f"{_RAISED} {type(exc).__name__}: {exc}", missed
         if memory_id in {h.memory_id for h in hits}:
             continue
         if len(hits) >= PROBE_DEPTH and all(h.similarity >= 1.0 - _SAME for h in hits):
             continue
         missed.append(memory_id)
-    if len(missed) > PROBE_MISS_TOLERANCE * len(samples):
+    return None, missed
+
+
+def probe(index: VectorIndex, namespace: str, layer: str, samples: Mapping[str, np.ndarray],
+          tolerance: float = PROBE_MISS_TOLERANCE) -> str | None:
+    """Why ``index`` answers wrongly for ``samples`` (memory id -> its stored vector), or ``None``.
+
+    Any query that raises fails the probe. Misses are tolerated up to ``tolerance`` of the sample: HNSW
+    is approximate, and a healthy index occasionally misses, which must not trigger a rebuild; an index
+    that answers wrongly misses most of them."""
+    raised, missed = _misses(index, namespace, layer, samples)
+    if raised is not None:
+        return raised
+    if len(missed) > tolerance * len(samples):
         return (f"{len(missed)} of {len(samples)} probed memories are not among the top {PROBE_DEPTH} hits "
                 f"for their own vector (e.g. {missed[0]})")
     return None
+
+
+def _full_probe(store: RelationalStore, index: VectorIndex, embedder_name: str, namespace: str, layer: str,
+                sampled: Mapping[str, np.ndarray]) -> str | None:
+    """A sample that passed but missed some memories says little about a damaged index that hides a few
+    percent of them: where the namespace is small enough, every memory is probed, with a tighter bar."""
+    if not _misses(index, namespace, layer, sampled)[1]:
+        return None
+    ids = store.indexed_ids(namespace, layer, limit=PROBE_EXHAUSTIVE_LIMIT + 1)
+    if len(ids) > PROBE_EXHAUSTIVE_LIMIT:
+        return None
+    return probe(index, namespace, layer, store.get_embeddings(embedder_name, ids), PROBE_EXHAUSTIVE_TOLERANCE)
 
 
 def _samples(store: RelationalStore, embedder_name: str, namespace: str, layer: str) -> dict[str, np.ndarray]:
@@ -106,7 +132,11 @@ def verify_vectors(store: RelationalStore, index: VectorIndex, embedder_name: st
     for layer in (lay.value for lay in PERSISTENT_LAYERS):
         samples = {ns: _samples(store, embedder_name, ns, layer) for ns in namespaces}
         report.probed += sum(len(s) for s in samples.values())
-        broken = {ns: why for ns in namespaces if (why := probe(index, ns, layer, samples[ns])) is not None}
+        broken = {
+            ns: why for ns in namespaces
+            if (why := probe(index, ns, layer, samples[ns])
+                or _full_probe(store, index, embedder_name, ns, layer, samples[ns])) is not None
+        }
         if not broken:
             continue
         log.warning("reconcile: vector index answers wrongly for %d namespace(s) of %s; rebuilding: %s",
