@@ -25,6 +25,7 @@ class Recorded:
     old_city: Memory  # superseded semantic fact
     new_city: Memory  # its successor
     other: Memory  # a memory of OTHER
+    allergy_fact: Memory | None = None  # the distilled fact recall shows for the allergy episode
     now: datetime | None = None  # the clock's time once recorded, for a process serving the directory
     path: Path | None = None
 
@@ -49,7 +50,8 @@ def record_namespace(hs: Hindsight, clock: object) -> Recorded:
     new_city = hs.get(old.superseded_by)
     assert new_city is not None
     other = hs.record("Bob keeps bees on his roof in Lyon.", OTHER, session_id="b1")
-    return Recorded(engine=hs, allergy=allergy, old_city=old, new_city=new_city, other=other)
+    (fact,) = [m for m in hs.find(NS, layer=Layer.SEMANTIC) if "peanut" in m.content.casefold()]
+    return Recorded(engine=hs, allergy=allergy, old_city=old, new_city=new_city, other=other, allergy_fact=fact)
 
 
 class Clock:

@@ -137,7 +137,9 @@ def test_inspector_in_a_real_browser(chromium: str, server: str, recorded_dir: R
             assert page.locator("#channels .card").count() == 6
             assert page.locator("#floor .kept").count() >= 1
             # a memory's page draws its activation curve, with the recalls that reinforced it
-            page.goto(server + f"/memory/{recorded.allergy.id}")
+            # recall injected the distilled fact that stands for the allergy episode (one hit per fact)
+            assert recorded.allergy_fact is not None
+            page.goto(server + f"/memory/{recorded.allergy_fact.id}")
             assert page.locator("#activation svg .cold-threshold").count() == 1
             assert page.locator("#activation svg circle.recall").count() >= 1
             SCREENSHOT.parent.mkdir(exist_ok=True)
