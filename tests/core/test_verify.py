@@ -115,7 +115,7 @@ def test_chroma_written_by_several_engine_processes_is_detected_and_rebuilt(tmp_
 
 def test_a_healthy_index_is_probed_within_a_bounded_sample_and_left_alone(tmp_path: Path, embedder) -> None:
     with Hindsight(tmp_path, embedder=embedder, background_consolidation=False) as hs:
-        hs.record_many([_facts(i) for i in range(60)], namespace="user:a")
+        hs.record_many([_facts(i) for i in range(100)], namespace="user:a")
         hs.record_many([_facts(i) for i in range(5)], namespace="user:b")
         report = hs.reconcile(verify=True)
         assert report.rebuilt == {} and not report.errors
