@@ -14,7 +14,8 @@ embeds synthetic conversations. For each size the script measures, on the same v
 - cold start (open the directory, first recall), RSS growth, disk bytes per memory;
 - the namespaces layout: N namespaces x M memories in one store, one namespace's recall.
 
-    .venv/bin/python benchmarks/scale.py --sizes 1000,10000 [--namespaces 1000x100] [--write-doc LABEL]
+    .venv/bin/python benchmarks/scale.py --sizes 1000,10000 [--namespaces 1000x100] [--real 1000,10000]
+        [--workdir DIR] [--write-doc LABEL]
     .venv/bin/python benchmarks/scale.py --small     # under a minute; CI runs it (asserts nothing on time)
 """
 
@@ -163,8 +164,10 @@ class SizeRow:
     chat: list[float] = field(default_factory=list)
     ingest_many: float = 0.0
     ingest_one: float = 0.0
+    load_rate: float = float("nan")
     embedder_rate: float = 0.0
     cold_start: float = 0.0
+    cold_process: float = 0.0
     rss_growth: float = 0.0
     disk_per_memory: float = 0.0
 
@@ -262,11 +265,15 @@ def measure_size(size: int, args: argparse.Namespace, root: Path) -> SizeRow:
     conv = Conversations(seed=size)
     path = root / f"n{size}"
     namespace = "user:bench"
+    marker = path / f"loaded-{size}"
+    reuse = bool(args.workdir) and marker.exists()
+    runs = len(list(path.glob("run-*"))) if reuse else 0
     gc.collect()
     rss0 = rss_mb()
     hs = Hindsight(path, embedder=embedder)
     # ingest: record_many and record on a slice, against the embedder alone on the same texts
     probe = conv.events(min(size, args.ingest), prefix="probe")
+    suffix = f":{runs}" if runs else ""
     texts = [str(e["content"]) for e in probe]
     t = time.perf_counter()
     for start in range(0, len(texts), 64):
@@ -274,14 +281,23 @@ def measure_size(size: int, args: argparse.Namespace, root: Path) -> SizeRow:
     row.embedder_rate = len(texts) / (time.perf_counter() - t)
     embedder._ids.clear()
     t = time.perf_counter()
-    hs.record_many(probe, namespace="ingest:many")
+    hs.record_many(probe, namespace="ingest:many" + suffix)
     row.ingest_many = len(probe) / (time.perf_counter() - t)
     singles = probe[: max(1, len(probe) // 4)]
     t = time.perf_counter()
     for event in singles:
-        hs.record(str(event["content"]), namespace="ingest:one", session_id=str(event["session_id"]))
+        hs.record(str(event["content"]), namespace="ingest:one" + suffix, session_id=str(event["session_id"]))
     row.ingest_one = len(singles) / (time.perf_counter() - t)
-    load(hs, conv, namespace, size)
+    if reuse:  # the same texts are drawn (so the queries below are the same), not recorded again
+        for done in range(0, size, 2000):
+            conv.events(min(2000, size - done), offset=done)
+        (path / f"run-{runs}").touch()
+    else:
+        t = time.perf_counter()
+        load(hs, conv, namespace, size)
+        row.load_rate = size / (time.perf_counter() - t)
+        if args.workdir:
+            marker.touch()
     queries = [conv.query() for _ in range(args.recalls)]
     hs.recall(queries[0], namespace, track=False)  # builds whatever is lazy
     row.cached = timed(iter_calls(hs, queries, namespace), args.recalls)
@@ -316,6 +332,7 @@ def measure_size(size: int, args: argparse.Namespace, root: Path) -> SizeRow:
     with Hindsight(path, embedder=embedder) as again:
         again.recall(queries[1], namespace, track=False)
     row.cold_start = time.perf_counter() - t
+    row.cold_process = cold_start_process(path, namespace, queries[2])
     # the floor and LangChain on the same vectors
     rows = Hindsight  # keep the name short below
     del rows
@@ -332,9 +349,29 @@ def measure_size(size: int, args: argparse.Namespace, root: Path) -> SizeRow:
     lc.search(queries[0], 10)
     row.langchain = timed(iter_calls_lc(lc, queries), args.recalls)
     shutil.rmtree(root / f"floor{size}", ignore_errors=True)
-    if not args.keep:
+    if not args.keep and not args.workdir:
         shutil.rmtree(path, ignore_errors=True)
     return row
+
+
+def cold_start_process(path: Path, namespace: str, query: str) -> float:
+    """Cold start as a new process sees it: starting Python, importing the engine (and Chroma), opening
+    the directory and answering the first recall."""
+    import json
+    import subprocess
+
+    t = time.perf_counter()
+    subprocess.run([sys.executable, __file__, "--cold-start", json.dumps([str(path), namespace, query])],
+                   check=True, capture_output=True)
+    return time.perf_counter() - t
+
+
+def _cold_start_child(spec: str) -> None:
+    import json
+
+    path, namespace, query = json.loads(spec)
+    with Hindsight(path, embedder=HashEmbedder()) as hs:
+        hs.recall(query, namespace, track=False)
 
 
 def stored_vectors(path: Path, namespace: str) -> tuple[list[str], np.ndarray, list[str]]:
@@ -441,7 +478,86 @@ def _add(collection: object, batch: list[tuple[str, bytes, str]]) -> None:
     )
 
 
-def report(rows: list[SizeRow], tenants: list[TenantRow], args: argparse.Namespace) -> str:
+@dataclass
+class RealRow:
+    size: int
+    chat: list[float] = field(default_factory=list)
+    ingest_many: float = 0.0
+    embedder_rate: float = 0.0
+
+
+class _UnderHashName:
+    """The default model under the hash embedder's name and size, to time a chat turn with the real
+    model on a store the hash embedder loaded (embedding 100k memories with the model alone would take
+    over an hour here). Only the cost is measured: the stored vectors are the hash embedder's."""
+
+    def __init__(self, model: object) -> None:
+        self._model = model
+        self.name, self.dim = HashEmbedder.name, HashEmbedder.dim
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        return self._model.embed_documents(texts)  # type: ignore[attr-defined,no-any-return]
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._model.embed_query(text)  # type: ignore[attr-defined,no-any-return]
+
+
+def measure_real(size: int, args: argparse.Namespace, root: Path) -> RealRow:
+    """The end-to-end row: the default embedder (multilingual-e5-small), the chat loop per turn on a
+    namespace of ``size`` memories, and ``record_many`` against the model alone on the same texts.
+
+    With ``--workdir`` holding the hash-loaded namespace of that size (``n{size}``), the turn runs
+    there with the model under the hash embedder's name (see ``_UnderHashName``); otherwise a store is
+    loaded with the model itself."""
+    from hindsight_core.embeddings.resolve import resolve_embedder
+
+    row = RealRow(size=size)
+    model = resolve_embedder(None)
+    conv = Conversations(seed=size + 11)
+    hashed = root / f"n{size}"
+    on_hash = (hashed / f"loaded-{size}").exists()
+    path = hashed if on_hash else root / f"real{size}"
+    embedder = _UnderHashName(model) if on_hash else model
+    namespace = "user:bench" if on_hash else "user:real"
+    events = conv.events(256 if on_hash else size, prefix="real")
+    probe = [str(e["content"]) for e in events[:256]]
+    model.embed_documents(probe[:8])  # the model loaded, as an engine that has answered once
+    t = time.perf_counter()
+    model.embed_documents(probe)
+    row.embedder_rate = len(probe) / (time.perf_counter() - t)
+    row.on_hash = on_hash
+    with Hindsight(path, embedder=embedder) as hs:  # type: ignore[arg-type]
+        marker = path / f"loaded-{size}"
+        if on_hash:
+            t = time.perf_counter()
+            hs.record_many(events, namespace=f"ingest:real:{len(list(path.glob('run-*')))}")
+            row.ingest_many = len(events) / (time.perf_counter() - t)
+        elif not (args.workdir and marker.exists()):
+            t = time.perf_counter()
+            hs.record_many(events, namespace=namespace)
+            row.ingest_many = size / (time.perf_counter() - t)
+            marker.touch()
+        else:
+            row.ingest_many = float("nan")
+        chat = conv.events(args.chat_turns * 2 + 2, offset=size, prefix="chat")
+        hs.recall(str(chat[0]["content"]), namespace, session_id="chat")  # what is lazy, built
+
+        def turn(i: int) -> float:
+            t = time.perf_counter()
+            user, reply = chat[2 * i + 2], chat[2 * i + 3]
+            hs.record(str(user["content"]), namespace, session_id="chat", role="user")
+            hs.recall(str(user["content"]), namespace, session_id="chat")
+            hs.record(str(reply["content"]), namespace, session_id="chat", role="assistant")
+            return time.perf_counter() - t
+
+        row.chat = [turn(i) for i in range(args.chat_turns)]
+    if not args.keep and not args.workdir and not on_hash:
+        shutil.rmtree(path, ignore_errors=True)
+    return row
+
+
+def report(rows: list[SizeRow], tenants: list[TenantRow], args: argparse.Namespace,
+           real: Sequence[RealRow] = ()) -> str:
     lines = [
         "| memories | recall cached p50 / p95 | right after a write p50 | floor (Chroma, unfiltered) p50"
         " | shared collection + namespace filter p50 | LangChain Chroma p50 | cached / floor"
@@ -458,15 +574,16 @@ def report(rows: list[SizeRow], tenants: list[TenantRow], args: argparse.Namespa
         )
     lines += [
         "",
-        "| memories | record_many / s | record / s | embedder alone / s | record_many / embedder"
-        " | cold start to first recall | RSS growth | disk / memory |",
-        "|---|---|---|---|---|---|---|---|",
+        "| memories | record_many / s | loading the namespace / s | record / s | embedder alone / s"
+        " | record_many / embedder | cold start to first recall (in process / new process) | RSS growth"
+        " | disk / memory |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         lines.append(
-            f"| {r.size:,} | {r.ingest_many:,.0f} | {r.ingest_one:,.0f} | {r.embedder_rate:,.0f}"
-            f" | {r.ingest_many / r.embedder_rate:.2f} | {r.cold_start:.2f} s | {r.rss_growth:.0f} MB"
-            f" | {r.disk_per_memory:,.0f} B |"
+            f"| {r.size:,} | {r.ingest_many:,.0f} | {r.load_rate:,.0f} | {r.ingest_one:,.0f} | {r.embedder_rate:,.0f}"
+            f" | {r.ingest_many / r.embedder_rate:.2f} | {r.cold_start:.2f} s / {r.cold_process:.2f} s"
+            f" | {r.rss_growth:.0f} MB | {r.disk_per_memory:,.0f} B |"
         )
     if tenants:
         lines += [
@@ -481,6 +598,21 @@ def report(rows: list[SizeRow], tenants: list[TenantRow], args: argparse.Namespa
                 f" | {pct(t.floor, 50):.2f} ms | {pct(t.floor_filtered, 50):.2f} ms"
                 f" | {pct(t.recall, 50) / pct(t.floor, 50):.1f}x | {t.rss_growth:.0f} MB |"
             )
+    if real:
+        base = pct(real[0].chat, 50)
+        lines += [
+            "",
+            "| default embedder, memories | chat turn p50 / p95 | turn / turn at the smallest size"
+            " | record_many / s | model alone / s | record_many / model |",
+            "|---|---|---|---|---|---|",
+        ]
+        for r in real:
+            where = " (hash-loaded store)" if r.on_hash else ""
+            lines.append(
+                f"| {r.size:,}{where} | {pct(r.chat, 50):.0f} / {pct(r.chat, 95):.0f} ms"
+                f" | {pct(r.chat, 50) / base:.2f}x"
+                f" | {r.ingest_many:,.1f} | {r.embedder_rate:,.1f} | {r.ingest_many / r.embedder_rate:.2f} |"
+            )
     lines += ["", f"LangChain store: {getattr(args, 'langchain_kind', 'n/a')}. {args.recalls} recalls per cell, "
               f"{args.after_writes} after writes, {args.chat_turns} chat turns; Python {platform.python_version()}, "
               f"{os.cpu_count()} cores."]
@@ -491,21 +623,30 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="1000,10000", help="memories in one namespace, comma-separated")
     parser.add_argument("--namespaces", default="", help="tenant layouts, e.g. 1000x100,10000x100")
+    parser.add_argument("--real", default="", help="sizes for the default-embedder row, e.g. 1000,10000")
     parser.add_argument("--recalls", type=int, default=100)
     parser.add_argument("--after-writes", type=int, default=8)
     parser.add_argument("--chat-turns", type=int, default=20)
     parser.add_argument("--ingest", type=int, default=1000, help="events in the ingest probe")
     parser.add_argument("--filtered-floor", action="store_true", help="also time a shared filtered collection")
     parser.add_argument("--small", action="store_true", help="a run under a minute (CI)")
+    parser.add_argument("--cold-start", default="", help=argparse.SUPPRESS)
     parser.add_argument("--keep", action="store_true", help="keep the data directories")
     parser.add_argument("--root", default=None, help="where the data directories go (default: a temp dir)")
+    parser.add_argument("--workdir", default=None,
+                        help="keep the data directories here and reuse a namespace loaded by an earlier run "
+                             "(its size is not loaded again; each run adds its writes and chat turns)")
     parser.add_argument("--write-doc", default="", help="write the table to docs/benchmarks.md under this label")
     args = parser.parse_args()
+    if args.cold_start:
+        _cold_start_child(args.cold_start)
+        return
     if args.small:
         args.sizes, args.recalls, args.after_writes, args.chat_turns, args.ingest = "300", 10, 3, 3, 100
         args.namespaces = args.namespaces or "20x30"
     sizes = [int(s) for s in args.sizes.split(",") if s]
     layouts = [tuple(int(x) for x in spec.split("x")) for spec in args.namespaces.split(",") if spec]
+    args.root = args.workdir or args.root
     root = Path(args.root) if args.root else Path(tempfile.mkdtemp(prefix="scale-bench-"))
     root.mkdir(parents=True, exist_ok=True)
     try:
@@ -517,10 +658,14 @@ def main() -> None:
         for count, each in layouts:
             tenants.append(measure_tenants(count, each, args, root))
             print(report(rows, tenants, args), file=sys.stderr, flush=True)
+        real: list[RealRow] = []
+        for size in [int(s) for s in args.real.split(",") if s]:
+            real.append(measure_real(size, args, root))
+            print(report(rows, tenants, args, real), file=sys.stderr, flush=True)
     finally:
         if not args.root and not args.keep:
             shutil.rmtree(root, ignore_errors=True)
-    table = report(rows, tenants, args)
+    table = report(rows, tenants, args, real)
     print(table)
     if args.write_doc:
         from _report import write_section

@@ -48,7 +48,7 @@ class WriteConfig(BaseModel):
     #: Token budget of ``working()`` (the session's recent turns, verbatim).
     working_budget_tokens: int = 1_000
     #: Events per transaction and per embedding batch in ``record_many``.
-    batch_size: int = 64
+    batch_size: int = 256
     #: A row that fails on its own (while the rest of its batch applies) this many times is parked: kept
     #: with its error, shown in ``stats()``, skipped by drains until ``reconcile()`` retries it.
     outbox_max_attempts: int = Field(default=5, ge=1)

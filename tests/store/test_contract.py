@@ -129,6 +129,15 @@ def test_transcript_replace_append_and_delete(store: RelationalStore) -> None:
     assert transcripts.keys(store, "user:a") == []
 
 
+def test_a_batch_written_outside_a_transaction_is_all_or_nothing(store: RelationalStore) -> None:
+    store.insert_memories([_memory("m1")], ["src-1"])
+    with pytest.raises(ConstraintConflict):  # the third row repeats a source id: the batch goes as a whole
+        store.insert_memories([_memory("m2"), _memory("m3"), _memory("m4")], [None, None, "src-1"])
+    assert store.get("m2") is None and store.get("m3") is None
+    store.insert_memories([_memory("m2"), _memory("m3")])
+    assert set(store.get_many_in("user:a", ["m1", "m2", "m3", "m4"])) == {"m1", "m2", "m3"}
+
+
 def test_outbox_coalesces_and_settles_only_what_was_applied(store: RelationalStore) -> None:
     with store.transaction() as tx:
         tx.enqueue([("m1", "user:a", "episodic", "vector", "sync")], 1.0)
