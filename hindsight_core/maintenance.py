@@ -94,7 +94,7 @@ class IndexMaintenance:
                 f"dimensions), but this engine was opened with {wanted[0]!r} ({wanted[1]} dimensions): vectors "
                 "of two models cannot be compared. Open it with the embedder it was built with, or move it to "
                 "the new one with Hindsight(..., embedder=<the new one>, reembed=True), which embeds every "
-                "indexed memory again and rebuilds the vector index (docs/configuration.md, \"Changing the "
+                "indexed memory again and rebuilds the vector index (README, \"Changing the "
                 "embedder\"). Nothing was changed."
             )
         log.warning("moving the data set from embedder %r (%d) to %r (%d): every memory is embedded again",
