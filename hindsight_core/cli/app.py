@@ -327,6 +327,7 @@ def show(
             "edited": m.updated_at != m.created_at, "mentions": m.metadata.get("mentions"),
             "recalls": m.access_count,
             "restored_at": m.metadata.get("restored_at"), "expired_at": m.metadata.get("expired_at"),
+            "history": [e.model_dump(mode="json") for e in hs.history(m.id).edits],
         }
         outlook = forecast(m, hs.config)
         if as_json:
@@ -365,6 +366,11 @@ def show(
                 for s in group:
                     table.add_row(s.id, s.status.value, _ts(s.occurred_at), _preview(s.content, 80))
                 console.print(table)
+        if edits["history"]:
+            table = Table("at", "old text", "new text", title="edits (update)")
+            for e in edits["history"]:
+                table.add_row(e["at"], _preview(e["old_content"], 60), _preview(e["new_content"], 60))
+            console.print(table)
         if related:
             table = Table("kind", "src", "dst", "at", title="edges")
             for e in related:

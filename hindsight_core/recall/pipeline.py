@@ -10,7 +10,7 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager
-from datetime import datetime
+from datetime import UTC, datetime
 
 import numpy as np
 
@@ -132,11 +132,15 @@ class RecallPipeline:
 
     def warm_up(self) -> None:
         """Load what the first recall of a process would (``Hindsight.warm_up``): the embedder's model,
-        the background and prototype vectors, jieba's dictionary, the token counter, the reranker."""
+        the background and prototype vectors, jieba's dictionary and part-of-speech model, the token
+        counter, the reranker."""
         query_vector = self.embedder.embed_query("warm up")
         english, chinese = self.background()
         self._domains(query_vector, LanguageBaselines(query_vector, english, chinese))
         tokenize("预热一下")  # loads jieba's dictionary
+        # a Chinese query's entities load jieba's part-of-speech model (1-2 s of its own)
+        for text in ("上周王磊说了什么？", "what did Lily say last week?"):
+            analyze(text, datetime.now(UTC))
         self.counter.count("warm up")
         rerank(self.reranker, "warm up", [("warm-up", "warm up")], 1)
 

@@ -220,3 +220,19 @@ def test_a_directory_in_use_is_a_clear_error_in_process_and_in_a_real_subprocess
         env=env, capture_output=True, text=True, timeout=120,
     )
     assert proc.returncode == 0 and proc.stdout.strip() == "[]"
+
+
+def test_show_lists_the_edits_of_an_updated_memory(
+    cli: Callable[..., Any], open_engine: Callable[[Path], Hindsight], data_dir: Path, clock: Any
+) -> None:
+    hs = open_engine(data_dir)
+    m = hs.record("I live in Berlin.", "user:edit")
+    clock.advance(days=1)
+    hs.update(m.id, "I moved to Lisbon.")
+    hs.close()
+    shown = cli("show", m.id, "--json").json()
+    assert shown["memory"]["content"] == "I moved to Lisbon."
+    assert [(e["old_content"], e["new_content"]) for e in shown["edits"]["history"]] == [
+        ("I live in Berlin.", "I moved to Lisbon.")]
+    human = cli("show", m.id)
+    assert human.exit_code == 0 and "edits (update)" in human.stdout and "Berlin" in human.stdout

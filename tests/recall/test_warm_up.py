@@ -17,6 +17,7 @@ CHILD = r"""
 import json, sys
 from hindsight_core import Hindsight, HindsightConfig
 from hindsight_core.recall import keyword
+from hindsight_core.text import entities
 
 config = HindsightConfig()
 config.recall.warm_up_on_open = sys.argv[2] == "on-open"
@@ -30,6 +31,7 @@ else:
 pipeline = hs._recall.built
 after = {
     "model": hs.embedder._model is not None, "jieba": keyword._jieba is not None,
+    "pos_tagger": entities._posseg is not None and "jieba.posseg" in sys.modules,
     "background": pipeline is not None and pipeline._background is not None,
     "prototypes": pipeline is not None and pipeline._prototypes is not None,
 }
@@ -50,7 +52,8 @@ def test_warm_up_loads_what_the_first_recall_needs(tmp_path: Path, mode: str) ->
     report = json.loads(out.stdout.strip().splitlines()[-1])
     if mode == "explicit":  # opening loads nothing (with warm_up_on_open the thread may have begun)
         assert report["before"] == {"model": False, "jieba": False}
-    assert report["after"] == {"model": True, "jieba": True, "background": True, "prototypes": True}
+    assert report["after"] == {"model": True, "jieba": True, "pos_tagger": True, "background": True,
+                               "prototypes": True}
     assert report["hits"] == ["我对花生过敏。"]
 
 
