@@ -425,8 +425,9 @@ class Hindsight:
     def warm_up(self) -> None:
         """Pay now, once per process, what the first recall would: the embedder's model, the relevance
         floor's background vectors, the standing-fact prototypes, jieba's dictionary and part-of-speech
-        model (the first Chinese query), the token counter and the reranker. Idempotent and safe to call from any thread;
-        ``config.recall.warm_up_on_open=True`` runs it in a background thread when the engine opens.
+        model (the first Chinese query), the token counter and the reranker. Idempotent and safe to call
+        from any thread; ``config.recall.warm_up_on_open=True`` runs it in a background thread when the
+        engine opens.
         What it saves is measured in docs/benchmarks.md ("Cold start")."""
         self._recall.warm_up()
 

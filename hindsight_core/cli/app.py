@@ -322,13 +322,14 @@ def show(
         older, newer = _chain(hs, m)
         edges = hs.store.edges(m.id, direction="out") + hs.store.edges(m.id, direction="in")
         related = [e for e in edges if e.kind.value != "supersedes"]
-        edits = {
+        edits: dict[str, Any] = {
             "created_at": m.created_at.isoformat(), "updated_at": m.updated_at.isoformat(),
             "edited": m.updated_at != m.created_at, "mentions": m.metadata.get("mentions"),
             "recalls": m.access_count,
             "restored_at": m.metadata.get("restored_at"), "expired_at": m.metadata.get("expired_at"),
-            "history": [e.model_dump(mode="json") for e in hs.history(m.id).edits],
         }
+        changes = [edit.model_dump(mode="json") for edit in hs.history(m.id).edits]
+        edits["history"] = changes
         outlook = forecast(m, hs.config)
         if as_json:
             _print_json({
@@ -366,10 +367,10 @@ def show(
                 for s in group:
                     table.add_row(s.id, s.status.value, _ts(s.occurred_at), _preview(s.content, 80))
                 console.print(table)
-        if edits["history"]:
+        if changes:
             table = Table("at", "old text", "new text", title="edits (update)")
-            for e in edits["history"]:
-                table.add_row(e["at"], _preview(e["old_content"], 60), _preview(e["new_content"], 60))
+            for edit in changes:
+                table.add_row(edit["at"], _preview(edit["old_content"], 60), _preview(edit["new_content"], 60))
             console.print(table)
         if related:
             table = Table("kind", "src", "dst", "at", title="edges")
