@@ -11,6 +11,7 @@ median over rounds, in milliseconds."""
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -47,12 +48,13 @@ def main() -> None:
                    f"    hs.record_many({MEMORIES!r}, 'user:cold')\n")
         subprocess.run([sys.executable, "-c", prepare], check=True)
         results: dict[str, list[dict[str, float]]] = {"cold": [], "warm": []}
-        for _ in range(rounds):
-            for mode in results:
+        for round_ in range(rounds):
+            for mode in (("cold", "warm") if round_ % 2 == 0 else ("warm", "cold")):  # alternate: load drifts
                 line = subprocess.run([sys.executable, "-c", CHILD, data, mode], check=True, capture_output=True,
                                       text=True).stdout.strip().splitlines()[-1]
                 results[mode].append(json.loads(line))
-                print(mode, {k: round(v * 1000) for k, v in results[mode][-1].items()}, flush=True)
+                load = os.getloadavg()[0]
+                print(mode, {k: round(v * 1000) for k, v in results[mode][-1].items()}, f"load {load:.1f}", flush=True)
         for mode, runs in results.items():
             summary = {k: round(statistics.median(r[k] for r in runs) * 1000) for k in runs[0]}
             print(f"median {mode} (ms): {summary}")

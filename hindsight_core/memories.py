@@ -334,14 +334,21 @@ class MemoryService:
             seen |= set(found)
             frontier = list(found)
         newer: list[ChainLink] = []
-        frontier = [memory.id]
-        while frontier:  # what replaced this memory, and what replaced that, ...
-            links = [e for mid in frontier for e in store.edges(mid, kind=EdgeKind.SUPERSEDES, direction="in")
-                     if e.src not in seen]
-            found = store.get_many_in(memory.namespace, [e.src for e in links])
-            newer += [ChainLink(memory=found[e.src], at=e.created_at) for e in links if e.src in found]
-            seen |= set(found)
-            frontier = list(found)
+        current = [memory]
+        while current:  # what replaced this memory, and what replaced that, ...
+            following: list[Memory] = []
+            for m in current:
+                links = [(e.src, e.created_at) for e in store.edges(m.id, kind=EdgeKind.SUPERSEDES, direction="in")]
+                if not links and m.superseded_by:  # an episode that followed its fact has no edge of its own
+                    links = [(m.superseded_by, m.updated_at)]
+                links = [(mid, at) for mid, at in links if mid not in seen]
+                found = store.get_many_in(memory.namespace, [mid for mid, _ in links])
+                for mid, at in links:
+                    if mid in found and mid not in seen:
+                        newer.append(ChainLink(memory=found[mid], at=at))
+                        seen.add(mid)
+                        following.append(found[mid])
+            current = following
         older.sort(key=lambda link: (link.at, link.memory.id))
         newer.sort(key=lambda link: (link.at, link.memory.id))
         return MemoryHistory(memory=memory, edits=edits, supersedes=older, superseded_by=newer)

@@ -23,7 +23,7 @@ def test_superseded_facts_valid_then_come_back_later_ones_do_not(
     hs = open_engine()
     ns = "user:liu"
     t0 = clock.current
-    hs.record("我们这个项目的预算上限是3万元。", ns, session_id="s1")
+    episode = hs.record("我们这个项目的预算上限是3万元。", ns, session_id="s1")
     clock.advance(hours=1)
     assert hs.consolidate(ns).status == "done"
     before_change = clock.advance(hours=1)
@@ -47,6 +47,9 @@ def test_superseded_facts_valid_then_come_back_later_ones_do_not(
     later = " ".join(_contents(hs.recall(query, ns, as_of=after_change)))
     assert "5万" in later and "3万" not in later  # superseded before that moment: out
     assert hs.recall(query, ns, as_of=t0 - timedelta(hours=1)).hits == []  # nothing existed yet
+    # the episode followed its fact out: its history names the new fact and when
+    links = hs.history(episode.id).superseded_by
+    assert ["5万" in link.memory.content for link in links][:1] == [True] and links[0].at < after_change
 
 
 def test_an_edited_memory_answers_with_the_text_it_had(open_engine: Callable[[], Hindsight], clock: Any) -> None:
