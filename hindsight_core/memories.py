@@ -338,12 +338,12 @@ class MemoryService:
         while current:  # what replaced this memory, and what replaced that, ...
             following: list[Memory] = []
             for m in current:
-                links = [(e.src, e.created_at) for e in store.edges(m.id, kind=EdgeKind.SUPERSEDES, direction="in")]
-                if not links and m.superseded_by:  # an episode that followed its fact has no edge of its own
-                    links = [(m.superseded_by, m.updated_at)]
-                links = [(mid, at) for mid, at in links if mid not in seen]
-                found = store.get_many_in(memory.namespace, [mid for mid, _ in links])
-                for mid, at in links:
+                incoming = [(e.src, e.created_at) for e in store.edges(m.id, kind=EdgeKind.SUPERSEDES, direction="in")]
+                if not incoming and m.superseded_by:  # an episode that followed its fact has no edge of its own
+                    incoming = [(m.superseded_by, m.updated_at)]
+                incoming = [(mid, at) for mid, at in incoming if mid not in seen]
+                found = store.get_many_in(memory.namespace, [mid for mid, _ in incoming])
+                for mid, at in incoming:
                     if mid in found and mid not in seen:
                         newer.append(ChainLink(memory=found[mid], at=at))
                         seen.add(mid)
