@@ -395,6 +395,17 @@ class RelationalStore:
             )
         ]
 
+    def namespace_history(self, namespace: str) -> list[tuple[str, str, str, float]]:
+        """``(memory id, old text, new text, time)`` of every edit in the namespace, in order (export)."""
+        return [
+            (str(r[0]), str(r[1]), str(r[2]), float(r[3]))
+            for r in self.query(
+                "SELECT memory_id, old_content, new_content, changed_at FROM memory_history WHERE namespace = ? "
+                "ORDER BY seq",
+                (namespace,),
+            )
+        ]
+
     def texts_as_of(self, namespace: str, at: float, model: str) -> dict[str, tuple[str, np.ndarray | None]]:
         """``id -> (text, its vector or None)`` of the namespace's memories edited after ``at``: the text
         each had at ``at`` is the one its first later edit replaced. The vector is the one kept with the

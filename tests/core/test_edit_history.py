@@ -134,3 +134,26 @@ async def test_async_twins(open_engine: Callable[[], Hindsight]) -> None:
     m = await hs.arecord("I drink green tea.", "user:t")
     assert (await hs.aupdate(m.id, "I drink black coffee.")).content == "I drink black coffee."
     assert [e.old_content for e in (await hs.ahistory(m.id)).edits] == ["I drink green tea."]
+
+
+def test_export_and_import_carry_the_edit_history(
+    open_engine: Callable[[], Hindsight], clock: Any, tmp_path: Any, embedder: Any
+) -> None:
+    hs = open_engine()
+    m = hs.record("I live in Berlin.", "user:x")
+    moment = clock.advance(days=1)
+    clock.advance(days=1)
+    hs.update(m.id, "I live in Lisbon.")
+    records = list(hs.export_namespace("user:x"))
+    assert [r["type"] for r in records].count("edit") == 1
+    with Hindsight(tmp_path / "elsewhere", clock=clock, embedder=embedder, background_consolidation=False) as other:
+        other.import_namespace(records)
+        assert [(e.old_content, e.new_content) for e in other.history(m.id).edits] == [
+            ("I live in Berlin.", "I live in Lisbon.")]
+        then = other.recall("which city do I live in?", "user:x", as_of=moment)
+        assert [h.memory.content for h in then.hits] == ["I live in Berlin."]  # embedded again: no vector kept
+        assert other.import_namespace(records).memories == 0 and len(other.history(m.id).edits) == 1
+        bad = [*records, {"type": "edit", "memory_id": "01HZZZZZZZZZZZZZZZZZZZZZZZ", "old_content": "a",
+                          "new_content": "b", "at": 1.0}]
+        with pytest.raises(InvalidInputError):
+            other.import_namespace(bad)
