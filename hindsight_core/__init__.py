@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from hindsight_core.errors import (
         BackendUnavailableError,
         DataDirectoryInUseError,
+        EmbedderMismatchError,
         EngineClosedError,
         HindsightError,
         InvalidInputError,
@@ -23,13 +24,28 @@ if TYPE_CHECKING:
     from hindsight_core.lifecycle.extractors import LLMExtractor, RuleExtractor
     from hindsight_core.lifecycle.types import ConsolidationReport, SweepReport
     from hindsight_core.recall.types import Conflict, QueryAnalysis, RecallHit, RecallResult
-    from hindsight_core.types import Edge, EdgeKind, Event, Kind, Layer, Memory, Stats, Status
+    from hindsight_core.types import (
+        ChainLink,
+        Edge,
+        EdgeKind,
+        Event,
+        Kind,
+        Layer,
+        Memory,
+        MemoryEdit,
+        MemoryHistory,
+        Stats,
+        Status,
+    )
 
 _EXPORTS = {
     "Hindsight": "hindsight_core.engine",
     "shared_engine": "hindsight_core.engine",
     "HindsightConfig": "hindsight_core.config",
     "Memory": "hindsight_core.types",
+    "MemoryEdit": "hindsight_core.types",
+    "MemoryHistory": "hindsight_core.types",
+    "ChainLink": "hindsight_core.types",
     "Event": "hindsight_core.types",
     "Edge": "hindsight_core.types",
     "EdgeKind": "hindsight_core.types",
@@ -45,6 +61,7 @@ _EXPORTS = {
     "EngineClosedError": "hindsight_core.errors",
     "MissingExtraError": "hindsight_core.errors",
     "DataDirectoryInUseError": "hindsight_core.errors",
+    "EmbedderMismatchError": "hindsight_core.errors",
     "RecallResult": "hindsight_core.recall.types",
     "RecallHit": "hindsight_core.recall.types",
     "Conflict": "hindsight_core.recall.types",

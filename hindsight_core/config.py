@@ -124,6 +124,9 @@ class RecallConfig(BaseModel):
     reinforce_max_age_s: float = 30.0
     #: Write the recall log (query, candidates per channel, injected ids, scores).
     log: bool = True
+    #: Run ``warm_up()`` in a background thread when the engine opens, so the first recall does not load
+    #: the models (off by default: an engine that only writes, or a CLI command, would pay for nothing).
+    warm_up_on_open: bool = False
 
 
 class LifecycleConfig(BaseModel):

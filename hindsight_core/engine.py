@@ -43,7 +43,7 @@ from hindsight_core.store import open_store, workers
 from hindsight_core.store.sql import RelationalStore
 from hindsight_core.text.tokens import TokenCounter, default_token_counter
 from hindsight_core.transcripts import Entries, TranscriptService
-from hindsight_core.types import Event, Kind, Layer, Memory, Stats, Status, WorkerStatus
+from hindsight_core.types import Event, Kind, Layer, Memory, MemoryHistory, Stats, Status, WorkerStatus
 from hindsight_core.validation import check_id, check_namespace
 from hindsight_core.vectors.base import VectorIndex
 from hindsight_core.write.outbox import ACTIVATION, VECTOR, ApplyReport, OutboxApplier
@@ -89,7 +89,13 @@ class Hindsight:
     or path, or ``None`` for the bundled multilingual-e5-small; ``reranker`` a cross-encoder (object,
     name or path; default ``config.recall.reranker``); ``extractor`` the consolidation extractor (default
     :class:`RuleExtractor`); ``background_consolidation=False`` turns the consolidation worker off.
-    ``reconcile_on_open`` applies the outbox left by an earlier process before the constructor returns."""
+    ``reconcile_on_open`` applies the outbox left by an earlier process before the constructor returns.
+
+    The data set remembers which embedder its vectors come from: opening it with another (another name
+    or dimension) raises :class:`EmbedderMismatchError` naming both and changes nothing;
+    ``reembed=True`` moves it to the new embedder instead (every indexed memory embedded again and the
+    vector index rebuilt, before the constructor returns). ``config.recall.warm_up_on_open`` starts
+    :meth:`warm_up` in a background thread."""
 
     @releases_on_failure
     def __init__(
@@ -110,6 +116,7 @@ class Hindsight:
         reranker: Reranker | str | None = None,
         extractor: Extractor | None = None,
         background_consolidation: bool = True,
+        reembed: bool = False,
     ) -> None:
         self.path = Path(path) if path is not None else default_path()
         self.path.mkdir(parents=True, exist_ok=True)
@@ -149,8 +156,13 @@ class Hindsight:
             activation=activation_index,
             outbox=OutboxApplier(store, vector_index, activation_index, embedder_, config),
         )
-        self._memories = MemoryService(self._ctx)
         self._maintenance = IndexMaintenance(self._ctx)
+        try:  # before any index work: vectors of another model must not reach the index
+            self._maintenance.check_embedder(reembed=reembed)
+        except BaseException:
+            self._close_backends()
+            raise
+        self._memories = MemoryService(self._ctx)
         self._recall = RecallService(self._ctx, reranker)
         self._lifecycle = LifecycleService(
             self._ctx, extractor=extractor, background_consolidation=background_consolidation
@@ -161,6 +173,10 @@ class Hindsight:
         if reconcile_on_open:
             self._maintenance.reconcile(verify=False)
             self._maintenance.repair_lost_activation()
+        self._warming: threading.Thread | None = None
+        if config.recall.warm_up_on_open:
+            self._warming = threading.Thread(target=self._warm_quietly, name="hindsight-warm-up", daemon=True)
+            self._warming.start()
 
     def _claim_directory(self, chroma_url: str | None, vector_index: VectorIndex | None) -> DirectoryLock:
         """Own the data directory when this engine will run embedded Chroma in it (single-process by
@@ -321,17 +337,47 @@ class Hindsight:
         kind: Kind | str | None = None,
         source_ids: Sequence[str] | None = None,
         status: Status | str | None = None,
+        created_after: datetime | None = None,
+        created_before: datetime | None = None,
+        metadata: Mapping[str, Any] | None = None,
         limit: int | None = None,
+        offset: int = 0,
     ) -> list[Memory]:
         """Memories of one namespace matching exact attributes, in write order (oldest first).
 
         Recall ranks by relevance and may drop what it finds weak; adapters that keep a verbatim log or a
         key/value item (chat histories, LangGraph stores) need the exact, complete read this gives.
-        ``source_ids`` are the ids given to ``record(source_id=...)``."""
+        ``source_ids`` are the ids given to ``record(source_id=...)``. ``created_after`` /
+        ``created_before`` keep memories created in ``[created_after, created_before)`` (aware
+        datetimes); ``metadata`` keeps those whose metadata has each given top-level key with an equal
+        value (str, int, float, bool or None; ``True`` and ``1`` differ, ``1`` and ``1.0`` do not).
+        ``limit`` and ``offset`` page through the result; everything is filtered in SQL."""
         return self._memories.find(
             namespace, session_id=session_id, layer=layer, kind=kind, source_ids=source_ids, status=status,
-            limit=limit,
+            created_after=created_after, created_before=created_before, metadata=metadata, limit=limit,
+            offset=offset,
         )
+
+    def update(self, memory_id: str, text: str, *, namespace: str | None = None) -> Memory:
+        """Replace a memory's text, keeping its id (as mem0 does), and keep the old text as history.
+
+        One transaction: the edit is noted (old text, new text, time, and the old text's vector), the
+        memory gets the new text, fingerprint and entities and ``updated_at`` = now, its cached vector is
+        dropped and its index work queued; after the commit the new text is embedded and indexed, and the
+        next recall's snapshot follows the change log. A reader sees the old or the new text, never a
+        mix; a crash leaves one of them. Layer, kind, metadata, activation and the ``indexed`` flag stay
+        as they were. An unknown id, or one of another namespace than ``namespace``, raises
+        :class:`MemoryNotFoundError`; malformed input :class:`InvalidInputError`; both change nothing.
+        The same text again changes nothing and notes no edit. Returns the memory as stored."""
+        return self._memories.update(memory_id, text, namespace=namespace)
+
+    def history(self, memory_id: str, *, namespace: str | None = None) -> MemoryHistory:
+        """A memory's story, oldest first: its edits (``update``: old text, new text, time) and its
+        supersedes chain both ways (the memories consolidation or ``add_procedure`` replaced with it,
+        and those that replaced it, each with the time of the link). ``text_at(when)`` answers what it
+        said at a time. Unknown ids (and ids of another namespace than ``namespace``) raise
+        :class:`MemoryNotFoundError`. Erased and archived memories have no history here."""
+        return self._memories.history(memory_id, namespace=namespace)
 
     def sensory(self, namespace: str, session_id: str | None = None) -> Memory | None:
         """The current turn: the last event this process recorded for the session (sensory memory)."""
@@ -353,6 +399,7 @@ class Hindsight:
         include_cold: bool = False,
         explain: bool = False,
         track: bool = True,
+        as_of: datetime | None = None,
     ) -> RecallResult:
         """The memories worth injecting for ``query``, ranked and packed into ``budget_tokens``.
 
@@ -360,11 +407,29 @@ class Hindsight:
         an empty result; malformed input raises :class:`InvalidInputError` before anything runs.
         ``explain=True`` fills ``result.trace`` with every stage's view (an inspector's question "why
         this memory?"); ``track=False`` writes no recall log and reinforces nothing, so a look at what
-        recall would inject leaves the memory as it was."""
+        recall would inject leaves the memory as it was.
+
+        ``as_of`` (an aware datetime) answers as the memory stood then: memories created after it are
+        left out, memories superseded after it come back (they were current then) while those superseded
+        before it stay out, and an edited memory is searched and shown with the text it had then. Hits
+        show each memory as it stood (that text, status active). It searches the stored vectors exactly
+        (not the index, which holds today's texts), reads nothing of what has been erased or archived,
+        and is read-only: no recall log, no reinforcement. ``now`` defaults to ``as_of`` ("yesterday"
+        means the day before it). Cold memories follow ``include_cold`` as today (when a memory went
+        cold is not recorded)."""
         return self._recall.recall(
             query, namespace, session_id=session_id, k=k, budget_tokens=budget_tokens, layers=layers, now=now,
-            include_cold=include_cold, explain=explain, track=track,
+            include_cold=include_cold, explain=explain, track=track, as_of=as_of,
         )
+
+    def warm_up(self) -> None:
+        """Pay now, once per process, what the first recall would: the embedder's model, the relevance
+        floor's background vectors, the standing-fact prototypes, jieba's dictionary and part-of-speech
+        model (the first Chinese query), the token counter and the reranker. Idempotent and safe to call
+        from any thread; ``config.recall.warm_up_on_open=True`` runs it in a background thread when the
+        engine opens.
+        What it saves is measured in docs/benchmarks.md ("Cold start")."""
+        self._recall.warm_up()
 
     def flush_recall_log(self) -> int:
         """Write buffered recall-log rows and reinforcements now; returns how many memories were reinforced."""
@@ -561,14 +626,26 @@ class Hindsight:
             if self._closed:
                 return
             self._closed = True
+        warming = getattr(self, "_warming", None)
+        if warming is not None:
+            warming.join()  # it uses the pipeline closed below
         self._recall.close()
         self._lifecycle.close()
+        self._close_backends()
+        self._owner.release()  # last: the next owner must find Chroma and SQLite closed
+
+    def _close_backends(self) -> None:
         for closer in (self._ctx.vectors.close, self._ctx.activation.close, self._ctx.store.close):
             try:
                 closer()
             except Exception as exc:  # closing must not raise over a backend already gone
                 log.debug("close: %s", exc)
-        self._owner.release()  # last: the next owner must find Chroma and SQLite closed
+
+    def _warm_quietly(self) -> None:
+        try:
+            self._recall.warm_up()
+        except Exception as exc:  # a background warm-up must not take the process down; recall loads lazily
+            log.warning("warm-up at open failed: %s: %s", type(exc).__name__, exc)
 
     def _ensure_open(self, operation: str) -> None:
         if getattr(self, "_closed", False):
@@ -587,6 +664,9 @@ class Hindsight:
     arecord = _twin(record)
     aupsert = _twin(upsert)
     aget = _twin(get)
+    aupdate = _twin(update)
+    ahistory = _twin(history)
+    awarm_up = _twin(warm_up)
     aworking = _twin(working)
     afind = _twin(find)
     arecall = _twin(recall)

@@ -44,3 +44,10 @@ class DataDirectoryInUseError(HindsightError):
     """Another engine (in this or another process) owns the embedded data directory; nothing was opened.
 
     Embedded Chroma is single-process: the message says how to share memory between processes instead."""
+
+
+class EmbedderMismatchError(HindsightError):
+    """The data set's vectors came from another embedder (another name or dimension) than the one this
+    engine was opened with; nothing was changed. Vectors of two models are not comparable, so recall
+    would rank by noise: open the data with its own embedder, or move it to the new one with
+    ``Hindsight(..., embedder=new, reembed=True)`` (the message names both)."""

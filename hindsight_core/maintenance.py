@@ -11,7 +11,7 @@ import logging
 from collections.abc import Sequence
 
 from hindsight_core.context import EngineContext, OutboxRow
-from hindsight_core.errors import BackendUnavailableError
+from hindsight_core.errors import BackendUnavailableError, EmbedderMismatchError
 from hindsight_core.progress import Progress, Tracker, track
 from hindsight_core.types import PERSISTENT_LAYERS
 from hindsight_core.write.outbox import ACTIVATION, SYNC, TARGETS, VECTOR, ApplyReport
@@ -68,6 +68,51 @@ class IndexMaintenance:
                     ch.sync_ids(chunk, targets=(VECTOR,))
                 bar.advance(len(chunk))
         return len(rows)
+
+    def check_embedder(self, *, reembed: bool) -> int:
+        """Refuse an embedder other than the one the data set's vectors come from, or (``reembed``) move
+        the data set to it; returns how many memories were queued for embedding again.
+
+        Cached vectors are keyed by model name, so another model would not read them; but the vector
+        index holds the old model's vectors (of another dimension, or of another space under the same
+        one), and recall would compare a new-model query with them. The move drops the namespaces'
+        vector collections and every cached vector, then queues every indexed memory for the vector
+        index and records the new embedder in one unit of work, so an interrupted move is finished by
+        the outbox on the next open (the collections are derived: dropping them first loses nothing)."""
+        embedder, store = self.ctx.embedder, self.ctx.store
+        wanted = (embedder.name, int(embedder.dim))
+        recorded = store.recorded_embedder()
+        if recorded == wanted:
+            return 0
+        if recorded is None or not store.namespaces():  # nothing embedded yet: this embedder it is
+            with store.transaction() as tx:
+                tx.record_embedder(*wanted)
+            return 0
+        if not reembed:
+            raise EmbedderMismatchError(
+                f"the data set at {self._where()} holds vectors from embedder {recorded[0]!r} ({recorded[1]} "
+                f"dimensions), but this engine was opened with {wanted[0]!r} ({wanted[1]} dimensions): vectors "
+                "of two models cannot be compared. Open it with the embedder it was built with, or move it to "
+                "the new one with Hindsight(..., embedder=<the new one>, reembed=True), which embeds every "
+                "indexed memory again and rebuilds the vector index (README, \"Changing the "
+                "embedder\"). Nothing was changed."
+            )
+        log.warning("moving the data set from embedder %r (%d) to %r (%d): every memory is embedded again",
+                    *recorded, *wanted)
+        layers = [layer.value for layer in PERSISTENT_LAYERS]
+        for namespace in store.namespaces():
+            self.ctx.vectors.drop_namespace(namespace, layers)
+        rows = store.indexed_active_ids()
+        with self.ctx.changes(apply="later") as ch:
+            ch.tx.drop_all_embeddings()
+            ch.sync_ids(rows, targets=(VECTOR,))
+            ch.tx.record_embedder(*wanted)
+        self.ctx.outbox.apply(None, force=True)
+        return len(rows)
+
+    def _where(self) -> str:
+        store = self.ctx.store
+        return repr(str(getattr(store, "where", None) or getattr(store, "path", self.ctx.path)))
 
     def on_index_recovered(self, target: str) -> None:
         """A target answers again after an outage: it may have come back empty."""

@@ -15,9 +15,9 @@ from tenacity import retry, retry_if_exception_type, stop_after_attempt
 from ulid import ULID
 
 from hindsight_core.activation import math as activation_math
-from hindsight_core.clock import aware, to_ts
+from hindsight_core.clock import aware, from_ts, to_ts
 from hindsight_core.context import Changes, EngineContext
-from hindsight_core.errors import InvalidInputError, UnknownNamespaceError
+from hindsight_core.errors import InvalidInputError, MemoryNotFoundError, UnknownNamespaceError
 from hindsight_core.store.erase import closure, erase, purge_namespace
 from hindsight_core.store.sql import ConstraintConflict
 from hindsight_core.text.entities import extract_entities
@@ -25,11 +25,15 @@ from hindsight_core.text.normalize import fingerprint
 from hindsight_core.text.salience import is_small_talk
 from hindsight_core.types import (
     PERSISTENT_LAYERS,
+    ChainLink,
+    EdgeKind,
     Event,
     Kind,
     Layer,
     LayerStats,
     Memory,
+    MemoryEdit,
+    MemoryHistory,
     NamespaceStats,
     ParkedWork,
     Stats,
@@ -41,6 +45,7 @@ from hindsight_core.validation import (
     check_kind,
     check_layer,
     check_metadata,
+    check_metadata_filter,
     check_namespace,
     check_role,
     check_session_id,
@@ -248,36 +253,105 @@ class MemoryService:
         kind: Kind | str | None = None,
         source_ids: Sequence[str] | None = None,
         status: Status | str | None = None,
+        created_after: datetime | None = None,
+        created_before: datetime | None = None,
+        metadata: Mapping[str, object] | None = None,
         limit: int | None = None,
+        offset: int = 0,
     ) -> list[Memory]:
         namespace = check_namespace(namespace)
-        where, params = ["namespace = ?"], [namespace]
-        if session_id is not None:
-            where.append("session_id = ?")
-            params.append(check_session_id(session_id) or "")
-        if layer is not None:
-            where.append("layer = ?")
-            params.append(check_layer(layer).value)
-        if kind is not None:
-            where.append("kind = ?")
-            params.append(check_kind(kind).value)
+        status_: str | None = None
         if status is not None:
             try:
-                where.append("status = ?")
-                params.append(Status(status).value)
+                status_ = Status(status).value
             except ValueError:
                 raise InvalidInputError(f"unknown status {status!r}") from None
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
             raise InvalidInputError(f"limit must be a positive int or None, got {limit!r}")
-        if source_ids is None:
-            return self.ctx.store.select(" AND ".join(where), params, limit=limit)
-        if isinstance(source_ids, str | bytes) or not isinstance(source_ids, Iterable):
-            raise InvalidInputError("source_ids must be a sequence of str")
-        keys = list(dict.fromkeys(check_text(k, what="source_ids item", max_chars=500) for k in source_ids))
-        if not keys:
-            return []
-        where.append(f"external_id IN ({', '.join('?' * len(keys))})")
-        return self.ctx.store.select(" AND ".join(where), [*params, *keys], limit=limit)
+        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+            raise InvalidInputError(f"offset must be an int >= 0, got {offset!r}")
+        after = None if created_after is None else to_ts(aware(created_after, what="created_after"))
+        before = None if created_before is None else to_ts(aware(created_before, what="created_before"))
+        filters = None if metadata is None else check_metadata_filter(metadata)
+        keys: list[str] | None = None
+        if source_ids is not None:
+            if isinstance(source_ids, str | bytes) or not isinstance(source_ids, Iterable):
+                raise InvalidInputError("source_ids must be a sequence of str")
+            keys = list(dict.fromkeys(check_text(k, what="source_ids item", max_chars=500) for k in source_ids))
+        return self.ctx.store.find_memories(
+            namespace, session_id=check_session_id(session_id),
+            layer=None if layer is None else check_layer(layer).value,
+            kind=None if kind is None else check_kind(kind).value, status=status_, external_ids=keys,
+            created_after=after, created_before=before, metadata=filters, limit=limit, offset=offset,
+        )
+
+    # -- edit --------------------------------------------------------------------------------------
+    def update(self, memory_id: str, text: str, *, namespace: str | None = None) -> Memory:
+        """Rewrite one memory's text in one unit of work: the edit noted in ``memory_history`` (with the
+        old text's vector), the row rewritten, the cached vector dropped and index work queued, so the
+        commit carries everything that makes the new text the one recall finds (the change log tells
+        recall's snapshot). The same text again changes nothing."""
+        memory_id = check_id(memory_id)
+        scope = None if namespace is None else check_namespace(namespace)
+        content = check_text(text, max_chars=self.ctx.config.write.max_content_chars)
+        now = self.ctx.now()
+        model = self.ctx.embedder.name
+        with self.ctx.changes() as ch:
+            current = ch.tx.get(memory_id) if scope is None else ch.tx.get_many_in(scope, [memory_id]).get(memory_id)
+            if current is None:
+                where = "" if scope is None else f" in namespace {scope!r}"
+                raise MemoryNotFoundError(f"no memory {memory_id!r}{where}")
+            if current.content == content:
+                return current
+            old_vector = ch.tx.get_embeddings(model, [memory_id]).get(memory_id)
+            ch.tx.add_history(memory_id, current.namespace, current.content, content, to_ts(now), model, old_vector)
+            updated = current.model_copy(update={
+                "content": content, "fingerprint": fingerprint(content), "entities": extract_entities(content),
+                "updated_at": now,
+            })
+            ch.update([updated])
+            # The cached vector is keyed by memory id: left alone it would index the old text.
+            ch.tx.drop_embeddings([memory_id])
+        self._sensory = {k: updated if v.id == memory_id else v for k, v in self._sensory.items()}
+        return updated
+
+    def history(self, memory_id: str, *, namespace: str | None = None) -> MemoryHistory:
+        """The memory's edits and its supersedes chain both ways, oldest first."""
+        memory = self.get(memory_id, namespace=namespace)
+        if memory is None:
+            where = "" if namespace is None else f" in namespace {namespace!r}"
+            raise MemoryNotFoundError(f"no memory {memory_id!r}{where}")
+        store = self.ctx.store
+        edits = [MemoryEdit(old_content=old, new_content=new, at=from_ts(at))
+                 for old, new, at in store.history(memory.id)]
+        older: list[ChainLink] = []
+        seen = {memory.id}
+        frontier = [memory.id]
+        while frontier:  # what this memory replaced, and what those replaced, ...
+            links = [e for mid in frontier for e in store.edges(mid, kind=EdgeKind.SUPERSEDES) if e.dst not in seen]
+            found = store.get_many_in(memory.namespace, [e.dst for e in links])
+            older += [ChainLink(memory=found[e.dst], at=e.created_at) for e in links if e.dst in found]
+            seen |= set(found)
+            frontier = list(found)
+        newer: list[ChainLink] = []
+        current = [memory]
+        while current:  # what replaced this memory, and what replaced that, ...
+            following: list[Memory] = []
+            for m in current:
+                incoming = [(e.src, e.created_at) for e in store.edges(m.id, kind=EdgeKind.SUPERSEDES, direction="in")]
+                if not incoming and m.superseded_by:  # an episode that followed its fact has no edge of its own
+                    incoming = [(m.superseded_by, m.updated_at)]
+                incoming = [(mid, at) for mid, at in incoming if mid not in seen]
+                found = store.get_many_in(memory.namespace, [mid for mid, _ in incoming])
+                for mid, at in incoming:
+                    if mid in found and mid not in seen:
+                        newer.append(ChainLink(memory=found[mid], at=at))
+                        seen.add(mid)
+                        following.append(found[mid])
+            current = following
+        older.sort(key=lambda link: (link.at, link.memory.id))
+        newer.sort(key=lambda link: (link.at, link.memory.id))
+        return MemoryHistory(memory=memory, edits=edits, supersedes=older, superseded_by=newer)
 
     def sensory(self, namespace: str, session_id: str | None = None) -> Memory | None:
         return self._sensory.get((check_namespace(namespace), session_id))

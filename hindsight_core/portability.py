@@ -3,8 +3,8 @@
 An export holds what rebuilding the namespace needs and nothing derived: every memory in every layer and
 status (ids, caller ids, activation, provenance), the edges between them (supersedes chains, what a
 fact was distilled from), the transcripts, and which episodes were already consolidated (so the new home
-does not distill them twice). Vectors and index entries are derived: the importing engine embeds and
-indexes through its outbox. Importing the same export twice adds nothing."""
+does not distill them twice), and the edit history of ``update()``. Vectors and index entries are derived:
+the importing engine embeds and indexes through its outbox. Importing the same export twice adds nothing."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from hindsight_core.errors import InvalidInputError, UnknownNamespaceError
 from hindsight_core.progress import Progress, track
 from hindsight_core.transcripts import check_transcript_key
 from hindsight_core.types import Edge, Memory, Status
-from hindsight_core.validation import check_json, check_namespace
+from hindsight_core.validation import check_json, check_namespace, check_text
 
 if TYPE_CHECKING:
     from hindsight_core.context import EngineContext
@@ -66,6 +66,10 @@ class PortabilityService:
             for key, created, updated, entries in transcripts
         ]
         records += [{"type": "consolidated", "memory_id": mid, "at": at} for mid, at in consolidated]
+        records += [
+            {"type": "edit", "memory_id": mid, "old_content": old, "new_content": new, "at": at}
+            for mid, old, new, at in self.store.namespace_history(namespace)
+        ]
         return iter(records)
 
     def import_namespace(
@@ -92,6 +96,7 @@ class PortabilityService:
         edges: list[Edge] = []
         transcripts: list[tuple[str, float, float, list[str]]] = []
         consolidated: list[tuple[str, float]] = []
+        edits: list[tuple[str, str, str, float]] = []
         for index, record in enumerate(items[1:], start=2):
             try:
                 if not isinstance(record, Mapping):
@@ -113,6 +118,10 @@ class PortabilityService:
                     transcripts.append((key, float(record["created_at"]), float(record["updated_at"]), encoded))
                 elif kind == "consolidated":
                     consolidated.append((str(record["memory_id"]), float(record["at"])))
+                elif kind == "edit":
+                    texts = [check_text(record[f], what=f"edit {f}", max_chars=self.ctx.config.write.max_content_chars)
+                             for f in ("old_content", "new_content")]
+                    edits.append((str(record["memory_id"]), texts[0], texts[1], float(record["at"])))
                 else:
                     raise InvalidInputError(f"unknown record type {kind!r}")
             except (KeyError, TypeError, ValueError, ValidationError) as exc:
@@ -131,6 +140,9 @@ class PortabilityService:
         for e in edges:
             if e.src not in known or e.dst not in known:
                 raise InvalidInputError(f"edge {e.src}->{e.dst} names a memory the export does not hold")
+        for mid, _, _, _ in edits:
+            if mid not in known:
+                raise InvalidInputError(f"an edit names memory {mid!r}, which the export does not hold")
         fresh: list[Memory] = []
         skipped: list[str] = []
         taken: set[tuple[str, str]] = set()
@@ -160,6 +172,10 @@ class PortabilityService:
                 else:
                     report.skipped_transcripts += 1
             ch.tx.mark_consolidated(target, [(mid, at) for mid, at in consolidated if mid in stored])
+            inserted = {m.id for m in fresh}  # a memory already here keeps the history it has
+            for mid, old, new, at in edits:
+                if mid in inserted:
+                    ch.tx.add_history(mid, target, old, new, at, None, None)
             ch.sync(indexed)
         report.memories = len(fresh)
         batch = self.ctx.config.write.batch_size

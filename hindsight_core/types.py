@@ -106,6 +106,40 @@ class Edge(BaseModel):
     created_at: datetime
 
 
+class MemoryEdit(BaseModel):
+    """One ``update()``: the text before and after, and when."""
+
+    model_config = ConfigDict(frozen=True)
+
+    old_content: str
+    new_content: str
+    at: datetime
+
+
+class ChainLink(BaseModel):
+    """A memory on the other side of a ``supersedes`` link, and when that link was made."""
+
+    memory: Memory
+    at: datetime
+
+
+class MemoryHistory(BaseModel):
+    """What ``history(memory_id)`` returns, every list oldest first: the memory as it is now, its edits,
+    the memories it superseded (directly or along the chain) and those that superseded it."""
+
+    memory: Memory
+    edits: list[MemoryEdit] = Field(default_factory=list)
+    supersedes: list[ChainLink] = Field(default_factory=list)
+    superseded_by: list[ChainLink] = Field(default_factory=list)
+
+    def text_at(self, when: datetime) -> str | None:
+        """The memory's text at ``when``; ``None`` before it was created."""
+        if when < self.memory.created_at:
+            return None
+        later = [e for e in self.edits if e.at > when]
+        return later[0].old_content if later else self.memory.content
+
+
 class Event(BaseModel):
     """One item for :meth:`Hindsight.record_many`; the fields mirror ``record``'s arguments."""
 

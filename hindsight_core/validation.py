@@ -165,3 +165,22 @@ def check_metadata(
     encoded = check_json(metadata, what="metadata", max_depth=max_depth, max_bytes=max_bytes)
     result: dict[str, Any] = json.loads(encoded)
     return result
+
+
+def check_metadata_filter(filters: object) -> dict[str, str | int | float | bool | None]:
+    """``find(metadata=...)``: top-level keys matched by equality against scalar values (JSON's str,
+    number, bool, null). A nested value is refused rather than matched with rules of its own: the two
+    backends compare nested JSON differently, scalars the same way."""
+    if not isinstance(filters, dict):
+        raise InvalidInputError(f"metadata filter must be a dict of key -> value, got {type(filters).__name__}")
+    out: dict[str, str | int | float | bool | None] = {}
+    for key, value in filters.items():
+        if not isinstance(key, str) or not key:
+            raise InvalidInputError(f"metadata filter keys must be non-empty str, got {key!r}")
+        if value is not None and not isinstance(value, str | int | float | bool):
+            raise InvalidInputError(
+                f"metadata filter {key!r}: values must be str, int, float, bool or None, got {type(value).__name__}"
+            )
+        out[key] = value
+    check_json(out, what="metadata filter")
+    return out

@@ -61,8 +61,9 @@ ENGINE_OPTIONS: dict[str, str] = {
     "chroma_url": "Use a Chroma server (`HttpClient`) at this URL instead of the embedded index; processes that "
     "share memory need it.",
     "clock": "A callable returning an aware `datetime`: the engine's notion of now (decay, sweep, tests).",
-    "embedder": "An `Embedder`, a FlagEmbedding model name or local path (`bge` extra), or `None` for the "
-    "bundled multilingual-e5-small.",
+    "embedder": "An `Embedder`, a FlagEmbedding model name or local path (`bge` extra), a LangChain `Embeddings` "
+    "or LlamaIndex embedding model, or `None` for the bundled multilingual-e5-small. The data set records it "
+    "(name and dimension): opening it with another raises `EmbedderMismatchError` (see `reembed`).",
     "config": "A `HindsightConfig` (below); `None` takes every default.",
     "token_counter": "Counts tokens for budgets; `None` uses the default embedder's tokenizer.",
     "vector_index": "A `VectorIndex` to use instead of Chroma.",
@@ -73,6 +74,8 @@ ENGINE_OPTIONS: dict[str, str] = {
     "(any object with `extract(episodes, context)`).",
     "background_consolidation": "Run the background worker that consolidates a session every "
     "`lifecycle.consolidate_every` episodes; `False` consolidates on demand only.",
+    "reembed": "Move a data set built with another embedder to `embedder`: every indexed memory is embedded "
+    "again and the vector index rebuilt before the constructor returns (README, \"Changing the embedder\").",
     "reranker": "A cross-encoder reranker: a FlagEmbedding reranker name or path (`bge` extra), or an object; "
     "overrides `recall.reranker`.",
 }

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -109,6 +110,25 @@ def postgres_url() -> Iterator[str]:
     finally:
         admin.execute(f"DROP SCHEMA {schema} CASCADE")
         admin.close()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def open_engine(
+    request: pytest.FixtureRequest, tmp_path: Path, clock: Any, embedder: E5Embedder
+) -> Iterator[Callable[[], Hindsight]]:
+    """Opens an engine on SQLite or PostgreSQL (again after ``close``: a restart on the same data)."""
+    url = str(request.getfixturevalue("postgres_url")) if request.param == "postgres" else None
+    opened: list[Hindsight] = []
+
+    def make() -> Hindsight:
+        hs = Hindsight(tmp_path / "data", database_url=url, clock=clock, embedder=embedder,
+                       background_consolidation=False)
+        opened.append(hs)
+        return hs
+
+    yield make
+    for hs in opened:
+        hs.close()
 
 
 #: Fixtures that bring a real model, a real server or another process: a test that uses one (directly or

@@ -26,6 +26,7 @@ from rich.table import Table
 from hindsight_core.errors import (
     BackendUnavailableError,
     DataDirectoryInUseError,
+    EmbedderMismatchError,
     EngineClosedError,
     HindsightError,
     InvalidInputError,
@@ -83,7 +84,7 @@ class _Failure(Exception):
 
 
 def _code_for(exc: HindsightError) -> int:
-    if isinstance(exc, InvalidInputError):
+    if isinstance(exc, InvalidInputError | EmbedderMismatchError):  # nothing was changed
         return BAD_INPUT
     if isinstance(exc, UnknownNamespaceError | MemoryNotFoundError):
         return NOT_FOUND
@@ -132,9 +133,16 @@ def _root(
     progress: Annotated[
         bool, typer.Option("--progress/--no-progress", help="Progress bars on stderr for long operations.")
     ] = True,
+    embedder: Annotated[
+        str | None,
+        typer.Option("--embedder", help="The embedder the data set was built with: a FlagEmbedding model name or "
+                     "path (the bge extra) [default: the bundled multilingual-e5-small]."),
+    ] = None,
 ) -> None:
     # ``obj`` (a dict) carries extra engine arguments for embedding callers and tests: a clock, an embedder.
     extra = ctx.obj if isinstance(ctx.obj, dict) else {}
+    if embedder is not None:
+        extra = {**extra, "embedder": embedder}
     _current.set(_Settings(path, redis_url, chroma_url, progress, dict(extra), database_url))
 
 
@@ -322,12 +330,14 @@ def show(
         older, newer = _chain(hs, m)
         edges = hs.store.edges(m.id, direction="out") + hs.store.edges(m.id, direction="in")
         related = [e for e in edges if e.kind.value != "supersedes"]
-        edits = {
+        edits: dict[str, Any] = {
             "created_at": m.created_at.isoformat(), "updated_at": m.updated_at.isoformat(),
             "edited": m.updated_at != m.created_at, "mentions": m.metadata.get("mentions"),
             "recalls": m.access_count,
             "restored_at": m.metadata.get("restored_at"), "expired_at": m.metadata.get("expired_at"),
         }
+        changes = [edit.model_dump(mode="json") for edit in hs.history(m.id).edits]
+        edits["history"] = changes
         outlook = forecast(m, hs.config)
         if as_json:
             _print_json({
@@ -365,6 +375,11 @@ def show(
                 for s in group:
                     table.add_row(s.id, s.status.value, _ts(s.occurred_at), _preview(s.content, 80))
                 console.print(table)
+        if changes:
+            table = Table("at", "old text", "new text", title="edits (update)")
+            for edit in changes:
+                table.add_row(edit["at"], _preview(edit["old_content"], 60), _preview(edit["new_content"], 60))
+            console.print(table)
         if related:
             table = Table("kind", "src", "dst", "at", title="edges")
             for e in related:
@@ -687,15 +702,24 @@ def reconcile(
 @_handled
 def reembed(
     namespace: Annotated[str | None, typer.Argument(help="One namespace (all when omitted).")] = None,
+    move: Annotated[bool, typer.Option(
+        "--move", help="The data set was built with another embedder: move all of it to --embedder.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Recompute every indexed memory's vector with the current embedder and re-index it."""
-    with _engine() as hs:
-        with _bar("re-embed", not as_json) as progress:
-            count = hs.reembed(namespace, progress=progress)
+    if move and namespace is not None:
+        raise _Failure(BAD_INPUT, "--move moves the whole data set: name no namespace")
+    with _engine(reembed=move) as hs:
+        if move:
+            count = len(hs.store.indexed_active_ids())  # moved while the engine opened
+        else:
+            with _bar("re-embed", not as_json) as progress:
+                count = hs.reembed(namespace, progress=progress)
         model = hs.embedder.name
     if as_json:
         _print_json({"reembedded": count, "embedder": model})
+    elif move:
+        _console().print(f"the data set is on {model}: {count} indexed memories", markup=False)
     else:
         _console().print(f"re-embedded {count} memories with {model}", markup=False)
 

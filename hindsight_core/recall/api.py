@@ -86,6 +86,7 @@ class RecallService:
         include_cold: bool = False,
         explain: bool = False,
         track: bool = True,
+        as_of: datetime | None = None,
     ) -> RecallResult:
         text = check_text(query, what="query", max_chars=MAX_QUERY_CHARS)
         namespace = check_namespace(namespace)
@@ -96,14 +97,19 @@ class RecallService:
             cfg.default_budget_tokens if budget_tokens is None else budget_tokens, "budget_tokens", 1_000_000
         )
         searched = check_layers(layers)
-        when = self.ctx.now() if now is None else aware(now, what="now")
+        at = None if as_of is None else aware(as_of, what="as_of")
+        when = (self.ctx.now() if at is None else at) if now is None else aware(now, what="now")
         for flag, value in (("include_cold", include_cold), ("explain", explain), ("track", track)):
             if not isinstance(value, bool):
                 raise InvalidInputError(f"{flag} must be a bool")
         return self._pipeline().run(
             text, namespace, session_id=session, k=k_, budget_tokens=budget, layers=searched, now=when,
-            include_cold=include_cold, explain=explain, track=track,
+            include_cold=include_cold, explain=explain, track=track, as_of=at,
         )
+
+    def warm_up(self) -> None:
+        """Build the pipeline and load what its first run would (see ``Hindsight.warm_up``)."""
+        self._pipeline().warm_up()
 
     def flush_log(self) -> int:
         """Write buffered recall-log rows and reinforcements now; returns how many memories were reinforced."""

@@ -160,3 +160,11 @@ def vector_from_snapshot(inp: ChannelInput, similarities: np.ndarray) -> Ranked:
     """The vector channel while its index is unreachable: an exact scan of the snapshot's vectors
     (``similarities`` = snapshot vectors @ query), which is what the index approximates."""
     return _top(inp, list(range(inp.corpus.size)), similarities)
+
+
+def activation_from_snapshot(inp: ChannelInput, rates: dict[Layer, float]) -> Ranked:
+    """The activation channel of a point-in-time recall (``as_of``): the index ranks today's memories,
+    so the snapshot's own rows (the memories as they stood) are ranked by their activation at ``now``."""
+    now = to_ts(inp.now)
+    scored = [(m.id, m.activation.log_at(now, rates[m.layer])) for m in inp.corpus.memories if m.layer in inp.layers]
+    return sorted(scored, key=lambda kv: -kv[1])[: inp.n]

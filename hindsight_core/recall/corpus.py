@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -25,6 +25,8 @@ from hindsight_core.recall.keyword import KeywordIndex, KeywordView
 from hindsight_core.recall.profile import standing_kinds
 from hindsight_core.store.changes import DELETED
 from hindsight_core.store.sql import RelationalStore
+from hindsight_core.text.entities import extract_entities
+from hindsight_core.text.normalize import fingerprint
 from hindsight_core.types import PERSISTENT_LAYERS, Layer, Memory, Status
 
 
@@ -105,6 +107,8 @@ class CorpusCache:
         self._store = store
         self._capacity = capacity
         self._items: OrderedDict[tuple[str, bool], Corpus] = OrderedDict()
+        #: Point-in-time snapshots by (namespace, include_cold, as_of), see :meth:`as_of`.
+        self._past: OrderedDict[tuple[str, bool, float], Corpus] = OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, namespace: str, include_cold: bool, vectors_for: VectorsFor) -> Corpus:
@@ -163,6 +167,57 @@ class CorpusCache:
                              max([cached.max_seq, *(seqs[m.id] or 0 for m in fresh)]))
             return corpus  # a new memory that supersedes another changed that one: not this path
 
+    def as_of(self, namespace: str, include_cold: bool, at: float, vectors_for: VectorsFor, model: str,
+              embed: Callable[[list[str]], np.ndarray]) -> Corpus:
+        """The snapshot as the namespace stood at ``at`` (``recall(as_of=...)``): memories created by then
+        that were current then (active now, or superseded only later), each with the text it had then.
+        Rebuilt whenever the namespace changed; the last few are kept, so paging through one moment's
+        answers does not rebuild it each time. Today's texts use the cached vectors; an older text uses
+        the vector kept with its edit, or is embedded (``embed``) when another model computed that."""
+        key = (namespace, include_cold, at)
+        change = self._store.latest_change(namespace)
+        with self._lock:
+            cached = self._past.get(key)
+        if cached is not None and cached.change == change:
+            return cached
+        statuses, layers = _status_filter(include_cold)
+        rows = self._store.snapshot_as_of(namespace, statuses, layers, at)
+        texts = self._store.texts_as_of(namespace, at, model)
+        stood: list[Memory] = []
+        for m in rows:
+            update: dict[str, object] = {}
+            if m.status == Status.SUPERSEDED:
+                update.update(status=Status.ACTIVE, superseded_by=None)
+            if m.id in texts:
+                text = texts[m.id][0]
+                update.update(content=text, entities=extract_entities(text), fingerprint=fingerprint(text))
+            stood.append(m.model_copy(update=update) if update else m)
+        vectors = np.zeros((len(rows), vectors_for.dim), dtype=np.float32)
+        today = [i for i, m in enumerate(rows) if m.id not in texts]
+        if today:
+            vectors[today] = vectors_for([rows[i] for i in today])
+        missing = []
+        for i, m in enumerate(rows):
+            kept = texts[m.id][1] if m.id in texts else None
+            if kept is not None:
+                vectors[i] = kept
+            elif m.id in texts:
+                missing.append(i)
+        if missing:
+            vectors[missing] = embed([stood[i].content for i in missing])
+        keyword = KeywordIndex([m.content for m in stood])
+        growth = _Growth(vectors[:0], keyword, {})
+        empty = Corpus(key=key, memories=[], vectors=growth.buffer[:0], keyword=keyword.view(0), change=change,
+                       growth=growth)
+        corpus = _append(empty, stood, {}, None, change, 0, vectors=vectors, indexed=True)
+        corpus.growth = None  # a moment in the past is never extended
+        with self._lock:
+            self._past[key] = corpus
+            self._past.move_to_end(key)
+            while len(self._past) > 8:
+                self._past.popitem(last=False)
+        return corpus
+
     def _has_superseded(self, namespace: str) -> bool:
         return self._store.has_status(namespace, Status.SUPERSEDED.value)
 
@@ -171,6 +226,9 @@ class CorpusCache:
             for key in list(self._items):
                 if namespace is None or key[0] == namespace:
                     del self._items[key]
+            for past in list(self._past):
+                if namespace is None or past[0] == namespace:
+                    del self._past[past]
 
     def _build(self, namespace: str, include_cold: bool, change: int, vectors_for: VectorsFor) -> Corpus:
         memories, max_seq = self._store.snapshot(namespace, *_status_filter(include_cold))
@@ -273,10 +331,10 @@ class VectorsFor:
 
     def __init__(self, fetch: object, dim: int) -> None:
         self._fetch = fetch
-        self._dim = dim
+        self.dim = dim
 
     def __call__(self, memories: Sequence[Memory]) -> np.ndarray:
         if not memories:
-            return np.zeros((0, self._dim), dtype=np.float32)
+            return np.zeros((0, self.dim), dtype=np.float32)
         found = self._fetch(memories)  # type: ignore[operator]
         return np.stack([np.asarray(found[m.id], dtype=np.float32) for m in memories])

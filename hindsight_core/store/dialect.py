@@ -20,9 +20,15 @@ class Dialect:
     #: ``{noindex}col``: a column the planner must not pick an index for (SQLite's unary ``+``), where a
     #: lookup by id would otherwise walk a namespace index.
     noindex: str
+    #: ``{metadata_contains}``: a condition true when the row's ``metadata`` JSON holds every key of the
+    #: JSON object bound to its one ``?`` with an equal value (``find(metadata=...)``). PostgreSQL has
+    #: ``jsonb @>``; SQLite has no containment operator, so its store registers ``hs_json_contains``
+    #: (``store/sql.py``) with the same meaning for the scalar values ``find`` accepts.
+    metadata_contains: str
 
     def sql(self, statement: str) -> str:
-        statement = statement.format(pk=self.autoincrement_pk, real=self.real, blob=self.blob, noindex=self.noindex)
+        statement = statement.format(pk=self.autoincrement_pk, real=self.real, blob=self.blob, noindex=self.noindex,
+                                     metadata_contains=self.metadata_contains)
         if self.placeholder != "?":  # a literal % must be doubled where %s marks a parameter
             statement = statement.replace("%", "%%").replace("?", self.placeholder)
         return statement
@@ -36,6 +42,7 @@ SQLITE = Dialect(
     placeholder="?",
     begin_write="BEGIN IMMEDIATE",  # take the write lock up front: no deadlock on lock upgrade
     noindex="+",
+    metadata_contains="hs_json_contains(metadata, ?)",
 )
 
 POSTGRES = Dialect(
@@ -46,4 +53,5 @@ POSTGRES = Dialect(
     placeholder="%s",
     begin_write="BEGIN",  # then PostgresStore takes the store's write lock (see store/postgres.py)
     noindex="",  # the planner picks the primary key for an id list on its own
+    metadata_contains="(metadata::jsonb @> ?::jsonb)",
 )

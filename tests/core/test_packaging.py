@@ -39,6 +39,7 @@ def test_public_api_is_pinned() -> None:
         "Status", "UnknownNamespaceError", "shared_engine", "DataDirectoryInUseError",
         "Conflict", "QueryAnalysis", "RecallHit", "RecallResult",
         "ConsolidationReport", "LLMExtractor", "RuleExtractor", "SweepReport",
+        "ChainLink", "EmbedderMismatchError", "MemoryEdit", "MemoryHistory",
     ])
     for name in hindsight_core.__all__:
         assert getattr(hindsight_core, name) is not None

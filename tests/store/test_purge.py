@@ -38,6 +38,7 @@ def _fill(store: RelationalStore, namespace: str) -> list[str]:
         recall_log.append(tx, [_Recall(namespace, ids)])
         jobs.mark_consolidated(tx, namespace, ids[:1], None, 1.0)
         transcripts.write(tx, namespace, "chat", None, ['"hello"'], 1.0)
+        tx.add_history(ids[0], namespace, "memory before", f"memory {ids[0]}", 1.0, "model", np.ones(4))
     jobs.create(store, namespace, None, "manual", 1.0)
     return ids
 
