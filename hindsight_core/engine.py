@@ -35,6 +35,7 @@ from hindsight_core.errors import EngineClosedError, InvalidInputError, UnknownN
 from hindsight_core.lifecycle.api import LifecycleService
 from hindsight_core.maintenance import IndexMaintenance
 from hindsight_core.memories import MemoryService
+from hindsight_core.namespaces import under, within
 from hindsight_core.ownership import DirectoryLock, releases_on_failure
 from hindsight_core.portability import ImportReport, PortabilityService
 from hindsight_core.progress import Progress, track
@@ -353,6 +354,7 @@ class Hindsight:
         include_cold: bool = False,
         explain: bool = False,
         track: bool = True,
+        subtree: bool = False,
     ) -> RecallResult:
         """The memories worth injecting for ``query``, ranked and packed into ``budget_tokens``.
 
@@ -405,18 +407,30 @@ class Hindsight:
         archive file): such a namespace is known, and ``forget_namespace`` must reach it."""
         return self._transcripts.holds(namespace) or self._lifecycle.holds(namespace)
 
-    def forget_namespace(self, namespace: str) -> int:
+    def forget_namespace(self, namespace: str, *, subtree: bool = True) -> int:
         """Erase every memory of a namespace (tombstones stay, as for ``forget``), its transcripts, logs,
-        jobs and archive; returns how many memories. Unknown namespaces raise."""
+        jobs and archive, and the same of every namespace below it (``user:ana/…``, not ``user:anabel``;
+        :mod:`hindsight_core.namespaces`), in one unit of work; returns how many memories.
+        ``subtree=False`` erases the namespace alone. Unknown namespaces raise."""
         namespace = check_namespace(namespace)
-        if not (self._memories.has_namespace(namespace) or self._holds_namespace(namespace)):
+        if not isinstance(subtree, bool):
+            raise InvalidInputError("subtree must be a bool")
+        targets = [namespace]
+        if subtree:
+            archived = [ns for ns in self._lifecycle.archived_namespaces() if within(ns, namespace)]
+            targets = under([namespace, *self._memories.subtree(namespace), *archived], namespace)
+        known = [ns for ns in targets if self._memories.has_namespace(ns) or self._holds_namespace(ns)]
+        if not known:
             raise UnknownNamespaceError(f"namespace {namespace!r} holds no memories")
+        count = 0
         with self._ctx.changes(apply="all") as ch:
-            count = self._memories.purge(ch, namespace)  # every table of the namespace, transcripts included
-            self._lifecycle.purge(namespace)
-            self._recall.purge(namespace)
-        self._lifecycle.after_purge(namespace)  # files cannot roll back with the database: after commit
-        self._memories.drop_sensory(namespace=namespace)
+            for ns in known:
+                count += self._memories.purge(ch, ns)  # every table of the namespace, transcripts included
+                self._lifecycle.purge(ns)
+                self._recall.purge(ns)
+        for ns in known:
+            self._lifecycle.after_purge(ns)  # files cannot roll back with the database: after commit
+            self._memories.drop_sensory(namespace=ns)
         return count
 
     # -- lifecycle ---------------------------------------------------------------------------------

@@ -20,9 +20,14 @@ class Dialect:
     #: ``{noindex}col``: a column the planner must not pick an index for (SQLite's unary ``+``), where a
     #: lookup by id would otherwise walk a namespace index.
     noindex: str
+    #: ``col{bytewise} >= ?``: compare by code point (a range of names sharing a prefix), whatever the
+    #: database's collation; a locale collation orders ``user:ana/x`` after ``user:ana0``.
+    bytewise: str
 
     def sql(self, statement: str) -> str:
-        statement = statement.format(pk=self.autoincrement_pk, real=self.real, blob=self.blob, noindex=self.noindex)
+        statement = statement.format(
+            pk=self.autoincrement_pk, real=self.real, blob=self.blob, noindex=self.noindex, bytewise=self.bytewise
+        )
         if self.placeholder != "?":  # a literal % must be doubled where %s marks a parameter
             statement = statement.replace("%", "%%").replace("?", self.placeholder)
         return statement
@@ -36,6 +41,7 @@ SQLITE = Dialect(
     placeholder="?",
     begin_write="BEGIN IMMEDIATE",  # take the write lock up front: no deadlock on lock upgrade
     noindex="+",
+    bytewise="",  # BINARY, SQLite's default collation, already compares code points
 )
 
 POSTGRES = Dialect(
@@ -46,4 +52,5 @@ POSTGRES = Dialect(
     placeholder="%s",
     begin_write="BEGIN",  # then PostgresStore takes the store's write lock (see store/postgres.py)
     noindex="",  # the planner picks the primary key for an id list on its own
+    bytewise=' COLLATE "C"',
 )
