@@ -362,10 +362,13 @@ class Hindsight:
         an empty result; malformed input raises :class:`InvalidInputError` before anything runs.
         ``explain=True`` fills ``result.trace`` with every stage's view (an inspector's question "why
         this memory?"); ``track=False`` writes no recall log and reinforces nothing, so a look at what
-        recall would inject leaves the memory as it was."""
+        recall would inject leaves the memory as it was. ``subtree=True`` searches ``namespace`` and every
+        namespace below it (``user:ana`` and ``user:ana/store:memories``, never ``user:anabel``) as one
+        ranking, at most ``config.recall.max_subtree_namespaces`` of them; each hit's
+        ``memory.namespace`` says where it lives."""
         return self._recall.recall(
             query, namespace, session_id=session_id, k=k, budget_tokens=budget_tokens, layers=layers, now=now,
-            include_cold=include_cold, explain=explain, track=track,
+            include_cold=include_cold, explain=explain, track=track, subtree=subtree,
         )
 
     def flush_recall_log(self) -> int:
