@@ -100,8 +100,16 @@ class HindsightMemoryMiddleware(AgentMiddleware):
 
     @staticmethod
     def session_for(runtime: Any) -> str | None:
+        """The thread id: from the runtime (langgraph >= 1.2), else from the run's config."""
         info = getattr(runtime, "execution_info", None)
         thread = getattr(info, "thread_id", None)
+        if not thread:
+            from langgraph.config import get_config
+
+            try:
+                thread = (get_config().get("configurable") or {}).get("thread_id")
+            except RuntimeError:  # outside a graph run
+                thread = None
         return str(thread) if thread else None
 
     # -- before each model call ------------------------------------------------------------------

@@ -44,7 +44,28 @@ from langgraph.store.base import (  # noqa: E402
     get_text_at_path,
     tokenize_path,
 )
-from langgraph.store.base import validate_op_namespace as _validate_op_namespace  # noqa: E402
+
+try:  # langgraph-checkpoint >= 4.3 checks the labels of ops handed to batch() directly
+    from langgraph.store.base import validate_op_namespace as _validate_op_namespace
+except ImportError:  # older releases (langgraph 1.0 allows 2.x) check only in BaseStore's own methods
+    from langgraph.store.base import InvalidNamespaceError
+
+    def _validate_op_namespace(op: Op) -> None:
+        """What 4.3's ``validate_op_namespace`` checks: labels are non-empty str without a period."""
+        if isinstance(op, GetOp | PutOp):
+            paths: list[tuple[str, ...]] = [op.namespace]
+        elif isinstance(op, SearchOp):
+            paths = [op.namespace_prefix]
+        elif isinstance(op, ListNamespacesOp):
+            paths = [c.path for c in op.match_conditions or ()]
+        else:
+            paths = []
+        for path in paths:
+            for label in path:
+                if not isinstance(label, str) or not label or "." in label:
+                    raise InvalidNamespaceError(
+                        f"Invalid namespace label {label!r} in {path}: labels must be non-empty strings without '.'"
+                    )
 
 from hindsight_core.integration import (  # noqa: E402
     InvalidInputError,
