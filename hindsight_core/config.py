@@ -64,6 +64,10 @@ class RecallConfig(BaseModel):
     #: ``Σ weight / (rrf_k + rank)``. Both measured in docs/benchmarks.md.
     fusion: Literal["zsum", "rrf"] = "zsum"
     rrf_k: int = 60
+    #: ``recall(..., subtree=True)`` searches at most this many namespaces (a root and its children):
+    #: each costs its own snapshot and index queries, and the snapshot cache holds 32. More raises
+    #: ``InvalidInputError`` rather than leave some out unseen.
+    max_subtree_namespaces: int = 16
     channel_weights: dict[str, float] = Field(
         default_factory=lambda: {
             "vector": 1.0,

@@ -35,6 +35,7 @@ from hindsight_core.errors import EngineClosedError, InvalidInputError, UnknownN
 from hindsight_core.lifecycle.api import LifecycleService
 from hindsight_core.maintenance import IndexMaintenance
 from hindsight_core.memories import MemoryService
+from hindsight_core.namespaces import under, within
 from hindsight_core.ownership import DirectoryLock, releases_on_failure
 from hindsight_core.portability import ImportReport, PortabilityService
 from hindsight_core.progress import Progress, track
@@ -400,6 +401,7 @@ class Hindsight:
         explain: bool = False,
         track: bool = True,
         as_of: datetime | None = None,
+        subtree: bool = False,
     ) -> RecallResult:
         """The memories worth injecting for ``query``, ranked and packed into ``budget_tokens``.
 
@@ -407,7 +409,10 @@ class Hindsight:
         an empty result; malformed input raises :class:`InvalidInputError` before anything runs.
         ``explain=True`` fills ``result.trace`` with every stage's view (an inspector's question "why
         this memory?"); ``track=False`` writes no recall log and reinforces nothing, so a look at what
-        recall would inject leaves the memory as it was.
+        recall would inject leaves the memory as it was. ``subtree=True`` searches ``namespace`` and every
+        namespace below it (``user:ana`` and ``user:ana/store:memories``, never ``user:anabel``) as one
+        ranking, at most ``config.recall.max_subtree_namespaces`` of them; each hit's
+        ``memory.namespace`` says where it lives.
 
         ``as_of`` (an aware datetime) answers as the memory stood then: memories created after it are
         left out, memories superseded after it come back (they were current then) while those superseded
@@ -419,7 +424,7 @@ class Hindsight:
         cold is not recorded)."""
         return self._recall.recall(
             query, namespace, session_id=session_id, k=k, budget_tokens=budget_tokens, layers=layers, now=now,
-            include_cold=include_cold, explain=explain, track=track, as_of=as_of,
+            include_cold=include_cold, explain=explain, track=track, as_of=as_of, subtree=subtree,
         )
 
     def warm_up(self) -> None:
@@ -470,18 +475,30 @@ class Hindsight:
         archive file): such a namespace is known, and ``forget_namespace`` must reach it."""
         return self._transcripts.holds(namespace) or self._lifecycle.holds(namespace)
 
-    def forget_namespace(self, namespace: str) -> int:
+    def forget_namespace(self, namespace: str, *, subtree: bool = True) -> int:
         """Erase every memory of a namespace (tombstones stay, as for ``forget``), its transcripts, logs,
-        jobs and archive; returns how many memories. Unknown namespaces raise."""
+        jobs and archive, and the same of every namespace below it (``user:ana/…``, not ``user:anabel``;
+        :mod:`hindsight_core.namespaces`), in one unit of work; returns how many memories.
+        ``subtree=False`` erases the namespace alone. Unknown namespaces raise."""
         namespace = check_namespace(namespace)
-        if not (self._memories.has_namespace(namespace) or self._holds_namespace(namespace)):
+        if not isinstance(subtree, bool):
+            raise InvalidInputError("subtree must be a bool")
+        targets = [namespace]
+        if subtree:
+            archived = [ns for ns in self._lifecycle.archived_namespaces() if within(ns, namespace)]
+            targets = under([namespace, *self._memories.subtree(namespace), *archived], namespace)
+        known = [ns for ns in targets if self._memories.has_namespace(ns) or self._holds_namespace(ns)]
+        if not known:
             raise UnknownNamespaceError(f"namespace {namespace!r} holds no memories")
+        count = 0
         with self._ctx.changes(apply="all") as ch:
-            count = self._memories.purge(ch, namespace)  # every table of the namespace, transcripts included
-            self._lifecycle.purge(namespace)
-            self._recall.purge(namespace)
-        self._lifecycle.after_purge(namespace)  # files cannot roll back with the database: after commit
-        self._memories.drop_sensory(namespace=namespace)
+            for ns in known:
+                count += self._memories.purge(ch, ns)  # every table of the namespace, transcripts included
+                self._lifecycle.purge(ns)
+                self._recall.purge(ns)
+        for ns in known:
+            self._lifecycle.after_purge(ns)  # files cannot roll back with the database: after commit
+            self._memories.drop_sensory(namespace=ns)
         return count
 
     # -- lifecycle ---------------------------------------------------------------------------------

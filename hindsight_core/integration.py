@@ -7,7 +7,8 @@ without touching an adapter, and every rule the two frameworks must share lives 
 * **which engine** an adapter talks to (:func:`resolve_engine`), including an adapter rebuilt from JSON;
 * **input checks** that raise :class:`InvalidInputError` before anything changes (re-exported);
 * **the namespace** an adapter writes to: required, never a silent ``"default"``
-  (:func:`require_namespace`), and templated per call (:func:`fill_namespace`);
+  (:func:`require_namespace`), templated per call (:func:`fill_namespace`), a user's root
+  (:func:`user_namespace`) whose subtree holds everything of that user;
 * **the query** recall gets from an over-long chat turn (:func:`query_text`: the tail);
 * **what a hit looks like** outside the engine (:func:`hit_metadata`) and in a prompt
   (:func:`render_prompt`);
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hindsight_core.errors import InvalidInputError, MissingExtraError
+from hindsight_core.namespaces import SEPARATOR, label_safe
 from hindsight_core.optional import require
 from hindsight_core.validation import (
     MAX_NAMESPACE_CHARS,
@@ -139,11 +141,27 @@ def fill_namespace(template: NamespaceTemplate, values: Mapping[str, Any] | None
                 f"{who}: the namespace template {template!r} needs {field!r}; pass it in the run's config "
                 f"(config={{'configurable': {{'{field}': ...}}}}) or context"
             )
-        filled[field] = str(value)
+        filled[field] = _label_value(str(value), field, who)
     labels = [template] if isinstance(template, str) else list(template)
     if not labels:
         raise InvalidInputError(f"{who}: the namespace template is empty")
     return check_namespace("/".join(label.format(**filled) for label in labels))
+
+
+def _label_value(value: str, field: str, who: str) -> str:
+    if not label_safe(value):
+        raise InvalidInputError(
+            f"{who}: {field}={value!r} contains {SEPARATOR!r}, which would name a namespace inside another "
+            "one (a user id 'ana/x' would read and write under user 'ana')"
+        )
+    return value
+
+
+def user_namespace(prefix: str, user: object, *, who: str) -> str:
+    """A user's root namespace, ``prefix + user id`` (``user:ana``): everything of the user lives in it
+    or below it (``user:ana/store:memories``), so recall over its subtree and ``forget_namespace`` of
+    it cover the user whole. An id containing the separator is refused: it would be someone's child."""
+    return check_namespace(f"{prefix}{_label_value(str(user), 'user id', who)}")
 
 
 # -- queries ---------------------------------------------------------------------------------------
@@ -361,5 +379,6 @@ __all__ = [
     "resolve_engine",
     "saved_reply",
     "template_fields",
+    "user_namespace",
     "without_known",
 ]

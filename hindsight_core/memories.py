@@ -18,7 +18,7 @@ from hindsight_core.activation import math as activation_math
 from hindsight_core.clock import aware, from_ts, to_ts
 from hindsight_core.context import Changes, EngineContext
 from hindsight_core.errors import InvalidInputError, MemoryNotFoundError, UnknownNamespaceError
-from hindsight_core.store.erase import closure, erase, purge_namespace
+from hindsight_core.store.erase import closure, erase, purge_namespace, subtree_namespaces
 from hindsight_core.store.sql import ConstraintConflict
 from hindsight_core.text.entities import extract_entities
 from hindsight_core.text.normalize import fingerprint
@@ -388,6 +388,10 @@ class MemoryService:
         ids = purge_namespace(ch.tx, namespace, ch.ts)
         ch.purge(namespace)
         return len(ids)
+
+    def subtree(self, root: str) -> list[str]:
+        """The namespaces of ``root``'s subtree that hold rows (root first)."""
+        return subtree_namespaces(self.ctx.store, root)
 
     def drop_sensory(self, ids: Iterable[str] = (), namespace: str | None = None) -> None:
         """Forget the sensory entries of erased memories, or of a whole namespace."""

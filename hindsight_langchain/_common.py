@@ -23,7 +23,7 @@ from langchain_core.messages import (  # noqa: E402
 )
 from langchain_core.runnables.config import RunnableConfig, ensure_config  # noqa: E402
 
-from hindsight_core.integration import hit_metadata, query_text  # noqa: E402
+from hindsight_core.integration import hit_metadata, query_text, without_known  # noqa: E402
 
 if TYPE_CHECKING:
     from hindsight_core import Hindsight, RecallHit, RecallResult
@@ -131,6 +131,25 @@ async def atraced_recall(
     await run.on_retriever_end([hit_document(h) for h in result.hits])
     return result
 
+
+
+def recall_for_window(
+    engine: Hindsight, query: str, namespace: str, window: Sequence[BaseMessage], window_ids: set[str],
+    config: RunnableConfig | None = None, **options: Any,
+) -> RecallResult:
+    """What a memory-backed chain injects next to its session window: a traced recall over the
+    namespace's subtree, minus what the window already shows verbatim (by memory id or by text).
+    ``result.to_prompt()`` is the block; ``""`` when nothing new is relevant."""
+    result = traced_recall(engine, query, namespace, config, **options)
+    return without_known(result, window_ids, {m.text.strip() for m in window})
+
+
+async def arecall_for_window(
+    engine: Hindsight, query: str, namespace: str, window: Sequence[BaseMessage], window_ids: set[str],
+    config: RunnableConfig | None = None, **options: Any,
+) -> RecallResult:
+    result = await atraced_recall(engine, query, namespace, config, **options)
+    return without_known(result, window_ids, {m.text.strip() for m in window})
 
 
 def run_values(config: RunnableConfig | None, fields: Sequence[str]) -> dict[str, Any]:

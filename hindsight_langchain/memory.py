@@ -20,8 +20,8 @@ from langchain_core.chat_history import BaseChatMessageHistory  # noqa: E402
 from langchain_core.messages import BaseMessage, SystemMessage, get_buffer_string  # noqa: E402
 from pydantic import Field, PrivateAttr, model_validator  # noqa: E402
 
-from hindsight_core.integration import query_text, require_namespace, resolve_engine, without_known  # noqa: E402
-from hindsight_langchain._common import atraced_recall, load, traced_recall  # noqa: E402
+from hindsight_core.integration import query_text, require_namespace, resolve_engine  # noqa: E402
+from hindsight_langchain._common import arecall_for_window, load, recall_for_window  # noqa: E402
 from hindsight_langchain.chat_history import HindsightChatMessageHistory  # noqa: E402
 
 if TYPE_CHECKING:
@@ -162,13 +162,10 @@ class HindsightMemory(BaseChatMemory):
             "k": self.k,
             "budget_tokens": self.budget_tokens,
             "layers": self.layers,
+            "subtree": True,
         }
 
-    def _variables(
-        self, messages: list[BaseMessage], window: set[str], result: RecallResult | None
-    ) -> dict[str, Any]:
-        if result is not None:
-            result = without_known(result, window, {m.text.strip() for m in messages})
+    def _variables(self, messages: list[BaseMessage], result: RecallResult | None) -> dict[str, Any]:
         self._last_recall = result
         context = result.to_prompt() if result is not None else ""
         if self.context_key is not None:
@@ -186,16 +183,18 @@ class HindsightMemory(BaseChatMemory):
         query = self._query(inputs)
         result = None
         if query is not None:
-            result = traced_recall(self.hindsight, query, self.namespace, **self._recall_args())
-        return self._variables(messages, window, result)
+            result = recall_for_window(self.hindsight, query, self.namespace, messages, window, **self._recall_args())
+        return self._variables(messages, result)
 
     async def aload_memory_variables(self, inputs: dict[str, Any]) -> dict[str, Any]:
         messages, window = await self._window_async()
         query = self._query(inputs)
         result = None
         if query is not None:
-            result = await atraced_recall(self.hindsight, query, self.namespace, **self._recall_args())
-        return self._variables(messages, window, result)
+            result = await arecall_for_window(
+                self.hindsight, query, self.namespace, messages, window, **self._recall_args()
+            )
+        return self._variables(messages, result)
 
     # -- lifecycle -------------------------------------------------------------------------------
     def end_session(self) -> None:

@@ -23,6 +23,7 @@ from hindsight_core.integration import (  # noqa: E402
     check_namespace,
     query_text,
     resolve_engine,
+    user_namespace,
     without_known,
 )
 from hindsight_langchain._common import atraced_recall, message_events, traced_recall  # noqa: E402
@@ -95,12 +96,20 @@ class HindsightMemoryMiddleware(AgentMiddleware):
                 f"HindsightMemoryMiddleware needs the user in the runtime context: invoke the agent with "
                 f"context={{'{self.context_key}': ...}} (or pass default_namespace=...)"
             )
-        return check_namespace(f"{self.namespace_prefix}{user}")
+        return user_namespace(self.namespace_prefix, user, who="HindsightMemoryMiddleware")
 
     @staticmethod
     def session_for(runtime: Any) -> str | None:
+        """The thread id: from the runtime (langgraph >= 1.2), else from the run's config."""
         info = getattr(runtime, "execution_info", None)
         thread = getattr(info, "thread_id", None)
+        if not thread:
+            from langgraph.config import get_config
+
+            try:
+                thread = (get_config().get("configurable") or {}).get("thread_id")
+            except RuntimeError:  # outside a graph run
+                thread = None
         return str(thread) if thread else None
 
     # -- before each model call ------------------------------------------------------------------
@@ -126,6 +135,7 @@ class HindsightMemoryMiddleware(AgentMiddleware):
             "k": self.k,
             "budget_tokens": self.budget_tokens,
             "layers": self.layers,
+            "subtree": True,  # the user's root and everything under it (store items, saved facts)
         }
 
     def wrap_model_call(

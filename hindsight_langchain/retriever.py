@@ -29,8 +29,9 @@ if TYPE_CHECKING:
 
 
 class HindsightRetriever(BaseRetriever):
-    """Recall for one namespace. ``k`` and ``budget_tokens`` bound what comes back; ``layers`` limits it
-    (e.g. ``["semantic"]`` for distilled facts only)."""
+    """Recall for one namespace and, with ``subtree`` (the default), every namespace below it (a user's
+    root ``user:ana`` covers ``user:ana/store:memories``). ``k`` and ``budget_tokens`` bound what comes
+    back; ``layers`` limits it (e.g. ``["semantic"]`` for distilled facts only)."""
 
     namespace: str
     session_id: str | None = None
@@ -38,6 +39,7 @@ class HindsightRetriever(BaseRetriever):
     k: int = 5
     budget_tokens: int = 800
     layers: list[str] | None = None
+    subtree: bool = True
 
     _engine: Any = PrivateAttr(default=None)
 
@@ -63,6 +65,7 @@ class HindsightRetriever(BaseRetriever):
             "k": self.k,
             "budget_tokens": self.budget_tokens,
             "layers": self.layers,
+            "subtree": self.subtree,
         }
 
     @staticmethod

@@ -32,9 +32,14 @@ from hindsight_core.integration import (  # noqa: E402
     fill_namespace,
     resolve_engine,
     template_fields,
-    without_known,
 )
-from hindsight_langchain._common import atraced_recall, load, message_events, run_values, traced_recall  # noqa: E402
+from hindsight_langchain._common import (  # noqa: E402
+    arecall_for_window,
+    load,
+    message_events,
+    recall_for_window,
+    run_values,
+)
 from hindsight_langchain.chat_history import HindsightChatMessageHistory  # noqa: E402
 
 if TYPE_CHECKING:
@@ -108,12 +113,12 @@ class HindsightRunnable(RunnableSerializable[dict[str, Any], Any]):
         return text
 
     def _recall_args(self, session: str | None) -> dict[str, Any]:
-        return {"session_id": session, "k": self.k, "budget_tokens": self.budget_tokens, "layers": self.layers}
+        return {
+            "session_id": session, "k": self.k, "budget_tokens": self.budget_tokens, "layers": self.layers,
+            "subtree": True,
+        }
 
-    def _chain_input(
-        self, value: dict[str, Any], history: list[BaseMessage], ids: set[str], result: RecallResult
-    ) -> dict[str, Any]:
-        result = without_known(result, ids, {m.text.strip() for m in history})
+    def _chain_input(self, value: dict[str, Any], history: list[BaseMessage], result: RecallResult) -> dict[str, Any]:
         self._last_recall = result
         chain_input = {**value, self.memory_key: result.to_prompt()}
         if self.history_key is not None:
@@ -138,8 +143,8 @@ class HindsightRunnable(RunnableSerializable[dict[str, Any], Any]):
         entries = log.entries() if log is not None else []
         history = load(entries)
         ids = {e["memory_id"] for e in entries if e.get("memory_id")}
-        result = traced_recall(self.hindsight, query, namespace, config, **self._recall_args(session))
-        output = self.bound.invoke(self._chain_input(value, history, ids, result), config)
+        result = recall_for_window(self.hindsight, query, namespace, history, ids, config, **self._recall_args(session))
+        output = self.bound.invoke(self._chain_input(value, history, result), config)
         if self.record:
             turn = self._turn(query, output)
             if log is not None:
@@ -157,8 +162,10 @@ class HindsightRunnable(RunnableSerializable[dict[str, Any], Any]):
         entries = await log.aentries() if log is not None else []
         history = load(entries)
         ids = {e["memory_id"] for e in entries if e.get("memory_id")}
-        result = await atraced_recall(self.hindsight, query, namespace, config, **self._recall_args(session))
-        output = await self.bound.ainvoke(self._chain_input(value, history, ids, result), config)
+        result = await arecall_for_window(
+            self.hindsight, query, namespace, history, ids, config, **self._recall_args(session)
+        )
+        output = await self.bound.ainvoke(self._chain_input(value, history, result), config)
         if self.record:
             turn = self._turn(query, output)
             if log is not None:

@@ -1,7 +1,11 @@
 """``HindsightStore``: a LangGraph ``BaseStore`` whose items are engine memories.
 
-Each LangGraph namespace maps to its own engine namespace (``("memories", "u1")`` → ``store:memories/u1``),
-so the engine's tenant wall holds between them and search ranks with the engine's recall. An item is
+Each LangGraph namespace maps to its own engine namespace, so the engine's tenant wall holds between
+them and search ranks with the engine's recall. With ``user_label`` (the position of the user id in the
+LangGraph namespace) an item lands under the user's root: ``("memories", "ana")`` →
+``user:ana/store:memories``, so the middleware, the retriever and the tools, which recall the root's
+subtree, find it, and ``forget_namespace("user:ana")`` erases it with the rest of the user. Without it
+(the former layout, still the default) ``("memories", "u1")`` → ``store:memories/u1``. An item is
 one semantic memory: its ``key`` is the memory's ``source_id`` (an exact, idempotent key), its value is
 kept verbatim in metadata (exact JSON round trip), and its text — the fields named by ``index`` — is
 what recall searches. ``index=False`` stores the item without indexing it for search.
@@ -40,13 +44,36 @@ from langgraph.store.base import (  # noqa: E402
     get_text_at_path,
     tokenize_path,
 )
-from langgraph.store.base import validate_op_namespace as _validate_op_namespace  # noqa: E402
+
+try:  # langgraph-checkpoint >= 4.3 checks the labels of ops handed to batch() directly
+    from langgraph.store.base import validate_op_namespace as _validate_op_namespace
+except ImportError:  # older releases (langgraph 1.0 allows 2.x) check only in BaseStore's own methods
+    from langgraph.store.base import InvalidNamespaceError
+
+    def _validate_op_namespace(op: Op) -> None:
+        """What 4.3's ``validate_op_namespace`` checks: labels are non-empty str without a period."""
+        if isinstance(op, GetOp | PutOp):
+            paths: list[tuple[str, ...]] = [op.namespace]
+        elif isinstance(op, SearchOp):
+            paths = [op.namespace_prefix]
+        elif isinstance(op, ListNamespacesOp):
+            paths = [c.path for c in op.match_conditions or ()]
+        else:
+            paths = []
+        for path in paths:
+            for label in path:
+                if not isinstance(label, str) or not label or "." in label:
+                    raise InvalidNamespaceError(
+                        f"Invalid namespace label {label!r} in {path}: labels must be non-empty strings without '.'"
+                    )
 
 from hindsight_core.integration import (  # noqa: E402
     InvalidInputError,
     check_metadata,
+    check_namespace,
     check_text,
     resolve_engine,
+    user_namespace,
 )
 
 if TYPE_CHECKING:
@@ -155,7 +182,13 @@ def _matches(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
 class HindsightStore(BaseStore):
     """LangGraph long-term memory on the Hindsight engine (``create_agent(store=...)``, LangMem tools).
 
-    ``root`` prefixes the engine namespaces this store owns. ``index`` is LangGraph's ``IndexConfig``:
+    ``root`` names the engine namespaces this store owns. ``user_label`` is the position of the user
+    id in LangGraph namespaces (``1`` for LangMem's ``("memories", "{user_id}")``, ``0`` for
+    ``("{user_id}", "memories")``, ``-1`` for the last): an item then lives under the user's root
+    ``user_prefix + user id`` (``user:ana/store:memories``), next to the user's turns and saved facts;
+    a namespace too short to hold the position keeps the ``store:`` layout. Items written before
+    ``user_label`` was set stay readable (reads fall back to the ``store:`` namespace, a put moves the
+    key); :meth:`migrate_to_user_roots` moves them all at once. ``index`` is LangGraph's ``IndexConfig``:
     ``fields`` are the JSON paths whose text is indexed when a put does not name its own (default:
     every string in the value); ``dims`` and ``embed`` are checked against the engine's embedder,
     because the engine embeds everything it stores with one model (pass your ``Embeddings`` as
@@ -178,11 +211,17 @@ class HindsightStore(BaseStore):
         ttl: TTLConfig | None = None,
         index_fields: Sequence[str] | None = None,
         max_index_chars: int = 2_000,
+        user_label: int | None = None,
+        user_prefix: str = "user:",
     ) -> None:
         if not isinstance(root, str) or not _ROOT.match(root):
             raise ValueError(f"root {root!r} must be letters, digits, '_' or '-'")
+        if user_label is not None and (isinstance(user_label, bool) or not isinstance(user_label, int)):
+            raise InvalidInputError("user_label must be the int position of the user id in the namespace, or None")
         self.engine = resolve_engine(engine)
         self.root = root
+        self.user_label = user_label
+        self.user_prefix = user_prefix
         fields = index_fields
         if index is not None:
             self._check_index(index)
@@ -226,20 +265,95 @@ class HindsightStore(BaseStore):
         return ttl
 
     # -- namespaces ------------------------------------------------------------------------------
-    def engine_namespace(self, namespace: tuple[str, ...]) -> str:
-        """The engine namespace holding a LangGraph namespace's items."""
+    def _user_split(self, namespace: tuple[str, ...]) -> tuple[str, tuple[str, ...]] | None:
+        """``(user id, the other labels)`` when ``user_label`` names a label of ``namespace``."""
+        if self.user_label is None:
+            return None
+        n = len(namespace)
+        i = self.user_label if self.user_label >= 0 else n + self.user_label
+        if not 0 <= i < n:
+            return None
+        return namespace[i], namespace[:i] + namespace[i + 1 :]
+
+    def legacy_namespace(self, namespace: tuple[str, ...]) -> str:
+        """The ``store:`` layout: ``("memories", "u1")`` → ``store:memories/u1``."""
         return f"{self.root}:" + "/".join(_encode_label(label) for label in namespace)
 
-    def _spaces(self) -> list[tuple[str, tuple[str, ...]]]:
+    def engine_namespace(self, namespace: tuple[str, ...]) -> str:
+        """The engine namespace holding a LangGraph namespace's items: under the user's root when
+        ``user_label`` finds the user id in it, else the ``store:`` layout."""
+        split = self._user_split(namespace)
+        if split is None:
+            return self.legacy_namespace(namespace)
+        user, rest = split
+        root = user_namespace(self.user_prefix, user, who="HindsightStore")
+        return check_namespace(f"{root}/{self.root}:" + "/".join(_encode_label(label) for label in rest))
+
+    def _read_namespaces(self, namespace: tuple[str, ...]) -> list[str]:
+        """Where a LangGraph namespace's items may be: its engine namespace, then the ``store:`` one it
+        had before ``user_label`` was set (until :meth:`migrate_to_user_roots` empties it)."""
+        current = self.engine_namespace(namespace)
+        legacy = self.legacy_namespace(namespace)
+        return [current] if legacy == current else [current, legacy]
+
+    def _labels(self, encoded: str) -> tuple[str, ...] | None:
+        labels = [_decode_label(label) for label in encoded.split("/")] if encoded else []
+        if any(label is None for label in labels):
+            return None  # not a namespace this store wrote
+        return tuple(label for label in labels if label is not None)
+
+    def _space_of(self, ns: str) -> tuple[str, ...] | None:
+        """The LangGraph namespace an engine namespace holds, or ``None`` when it is not this store's."""
         head = f"{self.root}:"
+        if ns.startswith(head) and len(ns) > len(head):
+            return self._labels(ns[len(head) :])
+        if self.user_label is None or not ns.startswith(self.user_prefix):
+            return None
+        user_root, _, tail = ns.partition("/")
+        if not tail.startswith(head):
+            return None
+        rest = self._labels(tail[len(head) :])
+        if rest is None:
+            return None
+        user = user_root[len(self.user_prefix) :]
+        i = self.user_label if self.user_label >= 0 else len(rest) + 1 + self.user_label
+        if not user or not 0 <= i <= len(rest):
+            return None
+        space = (*rest[:i], user, *rest[i:])
+        try:
+            return space if self.engine_namespace(space) == ns else None
+        except InvalidInputError:
+            return None
+
+    def _spaces(self) -> list[tuple[str, tuple[str, ...]]]:
         spaces: list[tuple[str, tuple[str, ...]]] = []
         for ns in self.engine.namespaces():
-            if not ns.startswith(head) or len(ns) <= len(head):
-                continue
-            labels = [_decode_label(label) for label in ns[len(head) :].split("/")]
-            if all(label is not None for label in labels):  # else not a namespace this store wrote
-                spaces.append((ns, tuple(label for label in labels if label is not None)))
+            space = self._space_of(ns)
+            if space is not None:
+                spaces.append((ns, space))
         return spaces
+
+    def migrate_to_user_roots(self) -> int:
+        """Move every item still in a ``store:`` namespace that ``user_label`` now maps under a user's
+        root (items written before it was set) there, keeping values and timestamps; returns how many.
+        Each item is one upsert into its new namespace, then the old namespace is erased: re-running
+        after an interruption finishes the move."""
+        if self.user_label is None:
+            raise InvalidInputError("migrate_to_user_roots needs user_label (where the user id is)")
+        moved = 0
+        with _PUT_LOCK:
+            for ns, space in self._spaces():
+                target = self.engine_namespace(space)
+                if target == ns:
+                    continue
+                for m in self._stored(ns):
+                    self.engine.upsert(
+                        m.content, target, layer=LAYER, kind="fact", role=None, source_id=m.metadata[ITEM_KEY]["key"],
+                        metadata=m.metadata, index=m.indexed,
+                    )
+                    moved += 1
+                self.engine.forget_namespace(ns, subtree=False)
+        return moved
 
     # -- items -----------------------------------------------------------------------------------
     @staticmethod
@@ -338,7 +452,11 @@ class HindsightStore(BaseStore):
 
     # -- ops -------------------------------------------------------------------------------------
     def _get(self, op: GetOp) -> Item | None:
-        found = self._live(self._stored(self.engine_namespace(op.namespace), [op.key]))
+        found: list[Memory] = []
+        for engine_ns in self._read_namespaces(op.namespace):
+            found = self._live(self._stored(engine_ns, [op.key]))
+            if found:
+                break
         if not found:
             return None
         self._refresh(found[-1:], op.refresh_ttl)
@@ -401,7 +519,7 @@ class HindsightStore(BaseStore):
 
         engine_ns = self.engine_namespace(op.namespace)
         check_text(op.key, what="key", max_chars=500)
-        existing = self._stored(engine_ns, [op.key])
+        existing = [m for ns in self._read_namespaces(op.namespace) for m in self._stored(ns, [op.key])]
         if op.value is None:
             return engine_ns, existing, None
         if not isinstance(op.value, dict):
@@ -455,7 +573,7 @@ class HindsightStore(BaseStore):
         engine_ns, existing, record = self._prepare_put(op)
         if record is None:
             for m in existing:
-                self.engine.forget(m.id, namespace=engine_ns)
+                self.engine.forget(m.id, namespace=m.namespace)
             return
         # One transaction replaces the item: a reader never finds the key missing, a crash keeps one value.
         self.engine.upsert(
@@ -468,6 +586,9 @@ class HindsightStore(BaseStore):
             metadata=record["metadata"],
             index=record["index"],
         )
+        for m in existing:  # the copy a put before ``user_label`` left in the store: layout, moved now
+            if m.namespace != engine_ns:
+                self.engine.forget(m.id, namespace=m.namespace)
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         ops = list(ops)
@@ -498,7 +619,7 @@ class HindsightStore(BaseStore):
         return await asyncio.to_thread(self.batch, list(ops))
 
     def __repr__(self) -> str:
-        return f"HindsightStore(root={self.root!r}, engine={self.engine!r})"
+        return f"HindsightStore(root={self.root!r}, user_label={self.user_label!r}, engine={self.engine!r})"
 
 
 __all__ = ["HindsightStore"]

@@ -69,16 +69,19 @@ def recall_tool(
     name: str = RECALL_TOOL_NAME,
 ) -> StructuredTool:
     """A tool returning what long-term memory holds about a query, as the text recall would inject
-    (the recall is a retriever run in the agent's callbacks)."""
+    (the recall is a retriever run in the agent's callbacks). It searches the namespace's subtree:
+    ``"user:{user_id}"`` finds the user's turns, store items and saved facts alike."""
     scope = _Scope(namespace, "recall_tool")
     hs = resolve_engine(engine)
 
+    options: dict[str, Any] = {"k": k, "budget_tokens": budget_tokens, "subtree": True}
+
     def recall_memory(query: str, config: RunnableConfig) -> str:
-        result = traced_recall(hs, query_text(query), scope(config), config, k=k, budget_tokens=budget_tokens)
+        result = traced_recall(hs, query_text(query), scope(config), config, **options)
         return result.to_prompt() or NOTHING
 
     async def arecall_memory(query: str, config: RunnableConfig) -> str:
-        result = await atraced_recall(hs, query_text(query), scope(config), config, k=k, budget_tokens=budget_tokens)
+        result = await atraced_recall(hs, query_text(query), scope(config), config, **options)
         return result.to_prompt() or NOTHING
 
     return StructuredTool.from_function(

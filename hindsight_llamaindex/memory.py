@@ -158,6 +158,7 @@ class HindsightMemory(BaseMemory):
             k=self.k,
             budget_tokens=self.budget_tokens,
             layers=self.layers,
+            subtree=True,  # the user's root and everything under it
         )
         result = without_hits(result, {e["memory_id"] for e in shown if e.get("memory_id")})
         self._last_recall = result

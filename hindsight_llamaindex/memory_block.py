@@ -83,6 +83,7 @@ class HindsightMemoryBlock(BaseMemoryBlock[str]):
             k=self.k,
             budget_tokens=self.budget_tokens,
             layers=self.layers,
+            subtree=True,  # the user's root and everything under it
         )
         self._last_recall = result
         if not result.hits:

@@ -20,7 +20,9 @@ if TYPE_CHECKING:
 
 
 class HindsightRetriever(BaseRetriever):
-    """Recall for one namespace; ``session_id`` lets "last time" style queries find the session's turns."""
+    """Recall for one namespace and, with ``subtree`` (the default), the namespaces below it (a user's
+    root ``user:ana`` covers ``user:ana/notes``); ``session_id`` lets "last time" style queries find the
+    session's turns."""
 
     def __init__(
         self,
@@ -32,6 +34,7 @@ class HindsightRetriever(BaseRetriever):
         budget_tokens: int | None = None,
         layers: list[str] | None = None,
         include_cold: bool = False,
+        subtree: bool = True,
         **kwargs: Any,
     ) -> None:
         self.namespace = require_namespace(namespace, who="HindsightRetriever")
@@ -41,6 +44,7 @@ class HindsightRetriever(BaseRetriever):
         self.budget_tokens = budget_tokens
         self.layers = layers
         self.include_cold = include_cold
+        self.subtree = subtree
         super().__init__(**kwargs)
 
     def _options(self) -> dict[str, Any]:
@@ -50,6 +54,7 @@ class HindsightRetriever(BaseRetriever):
             "budget_tokens": self.budget_tokens,
             "layers": self.layers,
             "include_cold": self.include_cold,
+            "subtree": self.subtree,
         }
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:

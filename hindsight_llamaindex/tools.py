@@ -1,12 +1,25 @@
 """Recall and save as LlamaIndex ``FunctionTool``s, so an agent can search and add to its long-term
-memory itself (each tool has a real sync and a real async function). The names (``recall_memory``,
-``save_memory``) and descriptions are the same as the LangChain adapter's."""
+memory itself. The names (``recall_memory``, ``save_memory``) and descriptions are the LangChain
+adapter's, and so is the namespace: fixed (``"user:ana"``) or a template filled per call
+(``"user:{user_id}"``, or LangMem-style labels ``("memories", "{user_id}")``).
 
-from __future__ import annotations
+A templated tool takes the workflow ``Context`` the agent hands to tools that ask for one, and reads each
+field from the run's state (``FunctionAgent(initial_state=...)`` or ``await ctx.store.set("state",
+{"user_id": "ana"})``), else from the context store's own key (``await ctx.store.set("user_id", "ana")``).
+One agent then serves every user; a call whose run names no user fails instead of landing in someone
+else's memory. Recall searches the namespace's subtree, so ``"user:{user_id}"`` finds the user's turns,
+store items and saved facts alike.
 
-from typing import TYPE_CHECKING
+Fixed-namespace tools have a real sync and a real async function. A templated tool's function is async
+(the context store is), as agents call it; ``tool.call(...)`` runs it to completion."""
+
+# No ``from __future__ import annotations``: FunctionTool finds the ``Context`` parameter by its
+# annotation object, which a string annotation would hide.
+
+from typing import TYPE_CHECKING, Any
 
 from llama_index.core.tools import FunctionTool
+from llama_index.core.workflow import Context
 
 from hindsight_core.integration import (
     NOTHING_FOUND,
@@ -14,11 +27,14 @@ from hindsight_core.integration import (
     RECALL_TOOL_NAME,
     SAVE_TOOL_DESCRIPTION,
     SAVE_TOOL_NAME,
+    NamespaceTemplate,
     check_session_id,
+    fill_namespace,
     query_text,
     require_namespace,
     resolve_engine,
     saved_reply,
+    template_fields,
 )
 from hindsight_llamaindex._common import SOURCE, atraced_recall, traced_recall
 
@@ -29,84 +45,135 @@ RECALL_DESCRIPTION = RECALL_TOOL_DESCRIPTION
 RETAIN_DESCRIPTION = SAVE_TOOL_DESCRIPTION
 
 
+class _Scope:
+    """The namespace of a tool: fixed, or a template filled from each call's workflow context."""
+
+    def __init__(self, template: "NamespaceTemplate | None", who: str) -> None:
+        if template is None:
+            require_namespace(None, who=who)
+        assert template is not None
+        self.template = template
+        self.who = who
+        self.fields = template_fields(template)
+        self.fixed = None if self.fields else fill_namespace(template, {}, who=who)
+
+    async def __call__(self, ctx: Context | None) -> str:
+        if self.fixed is not None:
+            return self.fixed
+        return fill_namespace(self.template, await context_values(ctx, self.fields), who=self.who)
+
+
+async def context_values(ctx: Context | None, fields: list[str]) -> dict[str, Any]:
+    """The values of ``fields`` in a run: the agent's state (``ctx.store`` key ``"state"``, a mapping or
+    an object with attributes) first, then the context store's own keys."""
+    if ctx is None:
+        return {}
+    state = await ctx.store.get("state", default=None)
+    values: dict[str, Any] = {}
+    for field in fields:
+        value = state.get(field) if isinstance(state, dict) else getattr(state, field, None)
+        if value is None:
+            value = await ctx.store.get(field, default=None)
+        if value is not None:
+            values[field] = value
+    return values
+
+
 def recall_tool(
-    namespace: str | None = None,
+    namespace: "NamespaceTemplate | None" = None,
     *,
-    engine: Hindsight | None = None,
+    engine: "Hindsight | None" = None,
     session_id: str | None = None,
     k: int | None = None,
     budget_tokens: int | None = None,
     name: str = RECALL_TOOL_NAME,
 ) -> FunctionTool:
-    namespace_ = require_namespace(namespace, who="recall_tool")
+    """A tool returning what long-term memory holds about a query (the namespace's subtree), as the
+    text recall would inject; each recall is a retrieval span in LlamaIndex instrumentation."""
+    scope = _Scope(namespace, "recall_tool")
     session = check_session_id(session_id)
     hs = resolve_engine(engine)
+    options: dict[str, Any] = {"session_id": session, "k": k, "budget_tokens": budget_tokens, "subtree": True}
 
-    def recall_memory(query: str) -> str:
-        """Search long-term memory."""
-        result = traced_recall(hs, query_text(query), namespace_, session_id=session, k=k, budget_tokens=budget_tokens)
-        return result.to_prompt() or NOTHING_FOUND
+    if scope.fixed is not None:
+        fixed = scope.fixed
 
-    async def arecall_memory(query: str) -> str:
-        """Search long-term memory."""
-        result = await atraced_recall(
-            hs, query_text(query), namespace_, session_id=session, k=k, budget_tokens=budget_tokens
+        def recall_memory(query: str) -> str:
+            """Search long-term memory."""
+            return traced_recall(hs, query_text(query), fixed, **options).to_prompt() or NOTHING_FOUND
+
+        async def arecall_memory(query: str) -> str:
+            """Search long-term memory."""
+            result = await atraced_recall(hs, query_text(query), fixed, **options)
+            return result.to_prompt() or NOTHING_FOUND
+
+        return FunctionTool.from_defaults(
+            fn=recall_memory, async_fn=arecall_memory, name=name, description=RECALL_TOOL_DESCRIPTION
         )
+
+    async def recall_memory_for(ctx: Context, query: str) -> str:
+        """Search long-term memory."""
+        result = await atraced_recall(hs, query_text(query), await scope(ctx), **options)
         return result.to_prompt() or NOTHING_FOUND
 
-    return FunctionTool.from_defaults(
-        fn=recall_memory, async_fn=arecall_memory, name=name, description=RECALL_TOOL_DESCRIPTION
-    )
+    return FunctionTool.from_defaults(async_fn=recall_memory_for, name=name, description=RECALL_TOOL_DESCRIPTION)
 
 
 def retain_tool(
-    namespace: str | None = None,
+    namespace: "NamespaceTemplate | None" = None,
     *,
-    engine: Hindsight | None = None,
+    engine: "Hindsight | None" = None,
     session_id: str | None = None,
     name: str = SAVE_TOOL_NAME,
 ) -> FunctionTool:
-    namespace_ = require_namespace(namespace, who="retain_tool")
+    """A tool storing one thing worth remembering, in the namespace itself (a user's root)."""
+    scope = _Scope(namespace, "retain_tool")
     session = check_session_id(session_id)
     hs = resolve_engine(engine)
     metadata = {"source": SOURCE, "via": name}
 
-    def save_memory(content: str, importance: int = 3) -> str:
-        """Save to long-term memory."""
-        memory = hs.record(
-            content,
-            namespace_,
-            session_id=session,
-            role="assistant",
-            kind="event",
-            importance=importance,
-            metadata=metadata,
-        )
-        return saved_reply(memory.id)
+    def _args(importance: int) -> dict[str, Any]:
+        return {
+            "session_id": session,
+            "role": "assistant",
+            "kind": "event",
+            "importance": importance,
+            "metadata": metadata,
+        }
 
-    async def asave_memory(content: str, importance: int = 3) -> str:
-        """Save to long-term memory."""
-        memory = await hs.arecord(
-            content,
-            namespace_,
-            session_id=session,
-            role="assistant",
-            kind="event",
-            importance=importance,
-            metadata=metadata,
-        )
-        return saved_reply(memory.id)
+    if scope.fixed is not None:
+        fixed = scope.fixed
 
-    return FunctionTool.from_defaults(
-        fn=save_memory, async_fn=asave_memory, name=name, description=SAVE_TOOL_DESCRIPTION
-    )
+        def save_memory(content: str, importance: int = 3) -> str:
+            """Save to long-term memory."""
+            return saved_reply(hs.record(content, fixed, **_args(importance)).id)
+
+        async def asave_memory(content: str, importance: int = 3) -> str:
+            """Save to long-term memory."""
+            return saved_reply((await hs.arecord(content, fixed, **_args(importance))).id)
+
+        return FunctionTool.from_defaults(
+            fn=save_memory, async_fn=asave_memory, name=name, description=SAVE_TOOL_DESCRIPTION
+        )
+
+    async def save_memory_for(ctx: Context, content: str, importance: int = 3) -> str:
+        """Save to long-term memory."""
+        return saved_reply((await hs.arecord(content, await scope(ctx), **_args(importance))).id)
+
+    return FunctionTool.from_defaults(async_fn=save_memory_for, name=name, description=SAVE_TOOL_DESCRIPTION)
 
 
 def memory_tools(
-    namespace: str | None = None, *, engine: Hindsight | None = None, session_id: str | None = None
+    namespace: "NamespaceTemplate | None" = None,
+    *,
+    engine: "Hindsight | None" = None,
+    session_id: str | None = None,
 ) -> list[FunctionTool]:
-    """``[recall_memory, save_memory]`` for ``FunctionAgent(tools=...)``."""
+    """``[recall_memory, save_memory]`` for ``FunctionAgent(tools=...)``, for one namespace or template."""
     return [
         recall_tool(namespace, engine=engine, session_id=session_id),
         retain_tool(namespace, engine=engine, session_id=session_id),
     ]
+
+
+__all__ = ["RECALL_DESCRIPTION", "RETAIN_DESCRIPTION", "context_values", "memory_tools", "recall_tool", "retain_tool"]

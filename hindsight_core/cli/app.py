@@ -746,7 +746,7 @@ def forget(
             assert namespace is not None
             if not (hs.store.has_namespace(namespace) or hs._holds_namespace(namespace)):
                 raise _Failure(NOT_FOUND, f"namespace {namespace!r} holds no memories")
-            what = f"namespace {namespace!r} and everything in it"
+            what = f"namespace {namespace!r} and everything in it (and in the namespaces below it, {namespace}/…)"
         if not yes and not typer.confirm(f"Erase {what}? This cannot be undone", default=False, err=True):
             raise _Failure(NOT_FOUND, "nothing erased")
         if memory_id is not None:

@@ -117,6 +117,10 @@ class LifecycleService:
         """Whether the namespace has an archive file (a namespace with no memories is still known then)."""
         return bool(archive.existing(self._archive_root(), namespace))
 
+    def archived_namespaces(self) -> set[str]:
+        """The namespaces that have an archive file."""
+        return archive.namespaces(self._archive_root())
+
     def find_archived(self, memory_id: str, namespace: str | None) -> ArchivedErasure | None:
         """What erasing an archived memory takes: its record and those of archived memories distilled
         only from it. The engine erases them from the store's logs and provenance, as ``forget`` does,

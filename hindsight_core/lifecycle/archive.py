@@ -72,6 +72,31 @@ def existing(root: Path, namespace: str) -> list[Path]:
     return [p for p in (archive_file(root, namespace), legacy_file(root, namespace)) if p is not None and _is_file(p)]
 
 
+def namespace_of(path: Path) -> str | None:
+    """The namespace an archive file holds, read from its first whole record (the name is a digest);
+    ``None`` when no line of it can be read."""
+    try:
+        with path.open("rb") as fh:
+            for raw in fh:
+                try:
+                    found = json.loads(raw.decode("utf-8")).get("namespace")
+                except (ValueError, AttributeError):
+                    continue
+                if isinstance(found, str):
+                    return found
+    except OSError:
+        return None
+    return None
+
+
+def namespaces(root: Path) -> set[str]:
+    """Every namespace with an archive file under ``root`` (what ``forget_namespace`` of a root must
+    also reach when a child's memories were all archived)."""
+    if not root.is_dir():
+        return set()
+    return {ns for p in sorted(root.glob(f"*{SUFFIX}")) if (ns := namespace_of(p)) is not None}
+
+
 def locate(root: Path, namespace: str) -> Path:
     """Where the namespace's archive is: the digest name, or a legacy file that was never migrated."""
     current = archive_file(root, namespace)

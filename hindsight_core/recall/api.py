@@ -87,6 +87,7 @@ class RecallService:
         explain: bool = False,
         track: bool = True,
         as_of: datetime | None = None,
+        subtree: bool = False,
     ) -> RecallResult:
         text = check_text(query, what="query", max_chars=MAX_QUERY_CHARS)
         namespace = check_namespace(namespace)
@@ -99,12 +100,22 @@ class RecallService:
         searched = check_layers(layers)
         at = None if as_of is None else aware(as_of, what="as_of")
         when = (self.ctx.now() if at is None else at) if now is None else aware(now, what="now")
-        for flag, value in (("include_cold", include_cold), ("explain", explain), ("track", track)):
+        flags = (("include_cold", include_cold), ("explain", explain), ("track", track), ("subtree", subtree))
+        for flag, value in flags:
             if not isinstance(value, bool):
                 raise InvalidInputError(f"{flag} must be a bool")
+        namespaces = [namespace]
+        if subtree:
+            namespaces = self.ctx.store.namespaces_under(namespace) or [namespace]
+            if len(namespaces) > cfg.max_subtree_namespaces:
+                raise InvalidInputError(
+                    f"namespace {namespace!r} has {len(namespaces)} namespaces in its subtree, over "
+                    f"config.recall.max_subtree_namespaces={cfg.max_subtree_namespaces}: recall a narrower "
+                    "root, or raise the limit"
+                )
         return self._pipeline().run(
-            text, namespace, session_id=session, k=k_, budget_tokens=budget, layers=searched, now=when,
-            include_cold=include_cold, explain=explain, track=track, as_of=at,
+            text, namespaces, session_id=session, k=k_, budget_tokens=budget, layers=searched, now=when,
+            include_cold=include_cold, explain=explain, track=track, root=namespace, as_of=at,
         )
 
     def warm_up(self) -> None:

@@ -10,6 +10,7 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import numpy as np
@@ -73,6 +74,25 @@ class CachedCounter:
                 self._memo.clear()
             self._memo[text] = value
         return value
+
+
+@dataclass
+class _Part:
+    """One namespace's candidates after the floor (``RecallPipeline._candidates``)."""
+
+    namespace: str
+    corpus: Corpus
+    rankings: dict[str, ch.Ranked]
+    weights: dict[str, float]
+    ordered: list[tuple[str, float]]
+    replaced: dict[str, str]
+    fresh: dict[str, Memory]
+    reranked: dict[str, float] | None
+    evidence: dict[str, Evidence]
+    kept: set[str]
+    keep: list[tuple[str, float]]
+    history: bool
+    rates: dict[Layer, float]
 
 
 class RecallPipeline:
@@ -150,27 +170,108 @@ class RecallPipeline:
 
     # -- the pipeline ----------------------------------------------------------------------------
     def run(
-        self, query: str, namespace: str, *, session_id: str | None, k: int, budget_tokens: int,
+        self, query: str, namespaces: str | Sequence[str], *, session_id: str | None, k: int, budget_tokens: int,
         layers: tuple[Layer, ...], now: datetime, include_cold: bool, explain: bool = False, track: bool = True,
-        as_of: datetime | None = None,
+        root: str | None = None, as_of: datetime | None = None,
     ) -> RecallResult:
         """``explain`` fills ``result.trace`` (the result is otherwise the same); ``track=False`` logs and
         reinforces nothing, so looking at what recall would do does not change the memory. ``as_of``
         runs on the snapshot of that moment (``CorpusCache.as_of``): the vector and activation channels
-        rank its own rows, since the indexes hold today's memories, and nothing is logged or reinforced."""
-        cfg = self.config.recall
+        rank its own rows, since the indexes hold today's memories, and nothing is logged or reinforced.
+
+        Several ``namespaces`` (a subtree, ``root`` first) are searched as one ranking: each keeps its
+        own snapshot, channels, floor and collapse (its memories' evidence is its own), and the final
+        scores share one scale (the best fused score over all of them, not per namespace), so the
+        merged hits are packed into one budget by the same rule as one namespace's. The query is
+        analysed and embedded once."""
+        names = [namespaces] if isinstance(namespaces, str) else list(namespaces)
+        root_ns = root if root is not None else names[0]
         past = as_of is not None
         track = track and not past
         embedding: Future[np.ndarray] = self._pool.submit(self.embedder.embed_query, query)
-        corpus = self.corpus(namespace, include_cold, as_of)
-        # 1. analyse
-        analysis = analyze(query, now, known_entities=list(corpus.entity_names.values()))
-        if corpus.size == 0:
+        corpora = [(ns, self.corpus(ns, include_cold, as_of)) for ns in names]
+        # 1. analyse (entities known anywhere in the subtree)
+        known: dict[str, str] = {}
+        for _, corpus in corpora:
+            for folded, name in corpus.entity_names.items():
+                known.setdefault(folded, name)
+        analysis = analyze(query, now, known_entities=list(known.values()))
+        corpora = [(ns, c) for ns, c in corpora if c.size]
+        if not corpora:
             embedding.result()
-            result = self.empty(query, namespace, analysis)
+            result = self.empty(query, root_ns, analysis)
             if explain:
                 result.trace = RecallTrace()
             return result
+        degraded: list[str] = []
+        shared: list[tuple[LanguageBaselines, set[str]]] = []
+        parts = [
+            self._candidates(query, ns, corpus, analysis, embedding, shared, degraded, session_id=session_id,
+                             layers=layers, now=now, k=k, past=past)
+            for ns, corpus in corpora
+        ]
+        base, _ = shared[0]
+        english, chinese = self.background()
+        history = parts[0].history
+        trace = self._trace_parts(parts, history) if explain else None
+        if not any(p.keep for p in parts):
+            result = self.empty(query, root_ns, analysis)
+            result.degraded = sorted(set(degraded))
+            result.trace = trace
+            if track:
+                for p in parts:
+                    self._record(p.namespace, result, session_id, now, p.rankings, [], {}, 1.0)
+            return result
+        # 5. final score, on one scale over every namespace searched
+        top_fused = max(max(score for _, score in p.keep) for p in parts if p.keep)
+        top_fused = max(top_fused, 1e-9)
+        max_access = max(p.fresh[mid].access_count for p in parts for mid, _ in p.keep)
+        scored: list[RecallHit] = []
+        considered: list[RecallHit] = []
+        relevances: dict[str, float] = {}
+        for p in parts:
+            own = self._final_scores(p, top_fused, max_access, now, relevances if trace is not None else None)
+            considered += own  # the trace shows every kept candidate, collapsed or not
+            scored += self._collapse(own, p.corpus, base, english, chinese)
+        scored.sort(key=lambda h: -h.score)
+        considered.sort(key=lambda h: -h.score)
+        # 6. conflicts: superseded memories are out of the indexes; report those whose successor is shown
+        # 8. sources, then 9. budget
+        injected, idle = pack(scored, k, budget_tokens, self.counter, render=self._render)
+        conflicts: list[Conflict] = []
+        for p in [] if past else parts:
+            mine = [h for h in injected if h.memory.namespace == p.namespace]
+            conflicts += self._conflicts(p.namespace, mine, p.replaced, p.fresh, p.corpus.has_superseded)
+        result = RecallResult(query=query, namespace=root_ns, hits=injected, conflicts=conflicts, analysis=analysis,
+                              degraded=sorted(set(degraded)))
+        result.tokens = self.counter.count(result.to_prompt())
+        if trace is not None:
+            shown = {h.memory.id for h in injected}
+            trace.final = [
+                FinalScore(id=h.memory.id, relevance=relevances[h.memory.id], score=h.score,
+                           injected=h.memory.id in shown)
+                for h in considered
+            ]
+            result.trace = trace
+        # 10. log and reinforce: one log row per namespace searched, boosts on the shared scale
+        if track:
+            top = max((h.score for h in injected), default=1.0) or 1.0
+            for p in parts:
+                share = result.model_copy(update={"hits": [h for h in injected if h.memory.namespace == p.namespace]})
+                self._record(p.namespace, share, session_id, now, p.rankings,
+                             [h for h in idle if h.memory.namespace == p.namespace],
+                             {h.memory.id: h.score for h in share.hits}, top)
+        return result
+
+    def _candidates(
+        self, query: str, namespace: str, corpus: Corpus, analysis: QueryAnalysis, embedding: Future[np.ndarray],
+        shared: list[tuple[LanguageBaselines, set[str]]], degraded: list[str], *, session_id: str | None,
+        layers: tuple[Layer, ...], now: datetime, k: int, past: bool = False,
+    ) -> _Part:
+        """Stages 2–4 and 7 for one namespace: channels, fusion, fresh rows, rerank, relevance floor.
+        ``shared`` holds the query's baselines and domains once the first namespace computed them;
+        ``past`` (an ``as_of`` recall) ranks the snapshot's own rows instead of today's indexes."""
+        cfg = self.config.recall
         inp = ch.ChannelInput(
             corpus=corpus, analysis=analysis, namespace=namespace, session_id=session_id, layers=layers,
             n=cfg.per_channel, now=now,
@@ -179,7 +280,6 @@ class RecallPipeline:
         # 2. channels, concurrently: keyword and activation need no query vector
         bm25 = self._pool.submit(corpus.keyword.scores, terms)
         rates = {layer: self.config.activation.rate(layer) for layer in Layer}
-        degraded: list[str] = []
         if past:
             heat = self._pool.submit(ch.activation_from_snapshot, inp, rates)
         else:
@@ -191,11 +291,13 @@ class RecallPipeline:
         else:
             vector = self._pool.submit(self._vector_channel, inp, query_vector, similarities, degraded)
         english, chinese = self.background()
-        base = LanguageBaselines(query_vector, english, chinese)
+        if not shared:
+            first = LanguageBaselines(query_vector, english, chinese)
+            shared.append((first, self._domains(query_vector, first)))
+        base, domains = shared[0]
         z_background = base.z_array(similarities, corpus.cjk_mask)
         if is_cjk(query):
             z_background = np.where(corpus.cjk_mask, z_background, z_background * cfg.zh_to_en_z_scale)
-        domains = self._domains(query_vector, base)
         keyword_scores = bm25.result()
         rankings: dict[str, ch.Ranked] = {
             "vector": vector.result(),
@@ -255,66 +357,63 @@ class RecallPipeline:
                                      rerank=reranked.get(mid) if reranked else None)
         history = bool(analysis.history_cues or window or analysis.about_user)
         kept = apply_floor(evidence, cfg, history=history, size=corpus.size)
-        trace = None
-        if explain:
-            trace = self._trace(corpus.size, rankings, weights, ordered, replaced, reranked, evidence, kept, history)
-        keep = [(mid, score) for mid, score in ordered if mid in kept]
-        if not keep:
-            result = self.empty(query, namespace, analysis)
-            result.degraded = sorted(degraded)
-            result.trace = trace
-            if track:
-                self._record(result, session_id, now, rankings, [], {})
-            return result
-        # 5. final score
-        top_fused = max(max(score for _, score in keep), 1e-9)
-        max_access = max(fresh[mid].access_count for mid, _ in keep)
+        return _Part(
+            namespace=namespace, corpus=corpus, rankings=rankings, weights=weights, ordered=ordered,
+            replaced=replaced, fresh=fresh, reranked=reranked, evidence=evidence, kept=kept,
+            keep=[(mid, score) for mid, score in ordered if mid in kept], history=history, rates=rates,
+        )
+
+    def _final_scores(
+        self, p: _Part, top_fused: float, max_access: int, now: datetime, relevances: dict[str, float] | None
+    ) -> list[RecallHit]:
+        """Stage 5 for one namespace's kept candidates, on the scale ``top_fused`` sets."""
+        cfg = self.config.recall
         now_ts = to_ts(now)
+        reranked = p.reranked
         scored: list[RecallHit] = []
-        relevances: dict[str, float] = {}
-        for mid, score in keep:
-            memory = fresh[mid]
+        for mid, score in p.keep:
+            memory = p.fresh[mid]
             relevance = reranked[mid] if reranked and mid in reranked else max(score, 0.0) / top_fused
             if reranked and mid not in reranked:
                 relevance *= min(reranked.values(), default=1.0)
-            if trace is not None:
+            if relevances is not None:
                 relevances[mid] = relevance
             total, _, _ = final_score(
-                memory, relevance, now_ts=now_ts, rate=rates[memory.layer], alpha=cfg.alpha, beta=cfg.beta,
+                memory, relevance, now_ts=now_ts, rate=p.rates[memory.layer], alpha=cfg.alpha, beta=cfg.beta,
                 gamma=cfg.gamma, max_access=max_access,
             )
             per_channel = {
-                name: s for name in CHANNELS for (other, s) in rankings.get(name, []) if other == mid
+                name: s for name in CHANNELS for (other, s) in p.rankings.get(name, []) if other == mid
             }
-            ev = evidence[mid]
             scored.append(
                 RecallHit(
                     memory=memory, score=total, channels=per_channel,
-                    reason=self._reason(rankings, mid, ev, replaced.get(mid)),
+                    reason=self._reason(p.rankings, mid, p.evidence[mid], p.replaced.get(mid)),
                 )
             )
         scored.sort(key=lambda h: -h.score)
-        considered = list(scored)  # the trace shows every kept candidate, collapsed or not
-        scored = self._collapse(scored, corpus, base, english, chinese)
-        # 6. conflicts: superseded memories are out of the indexes; report those whose successor is shown
-        # 8. sources, then 9. budget
-        injected, idle = pack(scored, k, budget_tokens, self.counter, render=self._render)
-        conflicts = [] if past else self._conflicts(namespace, injected, replaced, fresh, corpus.has_superseded)
-        result = RecallResult(query=query, namespace=namespace, hits=injected, conflicts=conflicts, analysis=analysis,
-                              degraded=sorted(degraded))
-        result.tokens = self.counter.count(result.to_prompt())
-        if trace is not None:
-            shown = {h.memory.id for h in injected}
-            trace.final = [
-                FinalScore(id=h.memory.id, relevance=relevances[h.memory.id], score=h.score,
-                           injected=h.memory.id in shown)
-                for h in considered
-            ]
-            result.trace = trace
-        # 10. log and reinforce
-        if track:
-            self._record(result, session_id, now, rankings, idle, {h.memory.id: h.score for h in injected})
-        return result
+        return scored
+
+    def _trace_parts(self, parts: Sequence[_Part], history: bool) -> RecallTrace:
+        """The trace of one namespace, or of several merged (channels and fusion interleaved by score,
+        the floor's bars those of the whole subtree's size)."""
+        if len(parts) == 1:
+            p = parts[0]
+            return self._trace(p.corpus.size, p.rankings, p.weights, p.ordered, p.replaced, p.reranked, p.evidence,
+                               p.kept, history)
+        rankings: dict[str, ch.Ranked] = {}
+        for p in parts:
+            for name, ranked in p.rankings.items():
+                rankings[name] = [*rankings.get(name, []), *ranked]
+        rankings = {name: sorted(r, key=lambda kv: -kv[1]) for name, r in rankings.items()}
+        ordered = sorted((c for p in parts for c in p.ordered), key=lambda kv: -kv[1])
+        replaced = {a: b for p in parts for a, b in p.replaced.items()}
+        reranked = {a: b for p in parts for a, b in (p.reranked or {}).items()}
+        evidence = {a: b for p in parts for a, b in p.evidence.items()}
+        kept = {mid for p in parts for mid in p.kept}
+        size = sum(p.corpus.size for p in parts)
+        return self._trace(size, rankings, parts[0].weights, ordered, replaced, reranked or None, evidence, kept,
+                           history)
 
     def _trace(
         self, size: int, rankings: dict[str, ch.Ranked], weights: dict[str, float], ordered: list[tuple[str, float]],
@@ -524,20 +623,20 @@ class RecallPipeline:
         return conflicts
 
     def _record(
-        self, result: RecallResult, session_id: str | None, now: datetime, rankings: dict[str, ch.Ranked],
-        idle: Sequence[RecallHit], boosts: dict[str, float],
+        self, namespace: str, result: RecallResult, session_id: str | None, now: datetime,
+        rankings: dict[str, ch.Ranked], idle: Sequence[RecallHit], boosts: dict[str, float], top: float,
     ) -> None:
+        """Log one namespace's share of a recall and reinforce its injected memories by ``score / top``."""
         cfg = self.config.recall
         entry = None
         if cfg.log:
             entry = LogEntry(
-                namespace=result.namespace, session_id=session_id, query=result.query, at=to_ts(now),
+                namespace=namespace, session_id=session_id, query=result.query, at=to_ts(now),
                 candidates={name: [[mid, round(s, 4)] for mid, s in ranked] for name, ranked in rankings.items()},
                 injected=[h.memory.id for h in result.hits],
                 scores={h.memory.id: round(h.score, 4) for h in result.hits},
                 idle=[h.memory.id for h in idle],
             )
-        top = max(boosts.values(), default=1.0) or 1.0
         if self.recorder.add(entry, {mid: s / top for mid, s in boosts.items()}):
             # off the caller's path: the flush is one transaction, but it is still a disk write
             self._flushing = self._pool.submit(self._flush_quietly)

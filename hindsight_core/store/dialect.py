@@ -25,10 +25,15 @@ class Dialect:
     #: ``jsonb @>``; SQLite has no containment operator, so its store registers ``hs_json_contains``
     #: (``store/sql.py``) with the same meaning for the scalar values ``find`` accepts.
     metadata_contains: str
+    #: ``col{bytewise} >= ?``: compare by code point (a range of names sharing a prefix), whatever the
+    #: database's collation; a locale collation orders ``user:ana/x`` after ``user:ana0``.
+    bytewise: str
 
     def sql(self, statement: str) -> str:
-        statement = statement.format(pk=self.autoincrement_pk, real=self.real, blob=self.blob, noindex=self.noindex,
-                                     metadata_contains=self.metadata_contains)
+        statement = statement.format(
+            pk=self.autoincrement_pk, real=self.real, blob=self.blob, noindex=self.noindex,
+            metadata_contains=self.metadata_contains, bytewise=self.bytewise,
+        )
         if self.placeholder != "?":  # a literal % must be doubled where %s marks a parameter
             statement = statement.replace("%", "%%").replace("?", self.placeholder)
         return statement
@@ -43,6 +48,7 @@ SQLITE = Dialect(
     begin_write="BEGIN IMMEDIATE",  # take the write lock up front: no deadlock on lock upgrade
     noindex="+",
     metadata_contains="hs_json_contains(metadata, ?)",
+    bytewise="",  # BINARY, SQLite's default collation, already compares code points
 )
 
 POSTGRES = Dialect(
@@ -54,4 +60,5 @@ POSTGRES = Dialect(
     begin_write="BEGIN",  # then PostgresStore takes the store's write lock (see store/postgres.py)
     noindex="",  # the planner picks the primary key for an id list on its own
     metadata_contains="(metadata::jsonb @> ?::jsonb)",
+    bytewise=' COLLATE "C"',
 )

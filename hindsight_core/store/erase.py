@@ -94,6 +94,13 @@ def purge_namespace(tx: RelationalStore, namespace: str, now: float) -> list[str
     return ids
 
 
+def subtree_namespaces(store: RelationalStore, root: str) -> list[str]:
+    """The namespaces in ``root``'s subtree that ``purge_namespace`` would find rows of (every table with
+    a ``namespace`` column but the tombstones), root first: what ``forget_namespace`` of a root erases."""
+    tables = [t for t in store.tables_with_column("namespace") if t not in _KEPT_ON_PURGE]
+    return store.namespaces_under(root, tables)
+
+
 def tombstone(tx: RelationalStore, namespace: str, ids: Sequence[str], now: float) -> None:
     tx.executemany(
         "INSERT INTO erased_memories(memory_id, namespace, erased_at) VALUES (?, ?, ?) "

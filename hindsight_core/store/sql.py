@@ -21,6 +21,7 @@ import numpy as np
 
 from hindsight_core.clock import from_ts, to_ts
 from hindsight_core.errors import BackendUnavailableError, EngineClosedError, InvalidInputError
+from hindsight_core.namespaces import child_prefix, under
 from hindsight_core.store.dialect import SQLITE, Dialect
 from hindsight_core.store.migrations import MIGRATIONS
 from hindsight_core.types import Activation, Edge, EdgeKind, Kind, Layer, Memory, Status
@@ -593,6 +594,24 @@ class RelationalStore:
 
     def has_namespace(self, namespace: str) -> bool:
         return bool(self.query("SELECT 1 FROM memories WHERE namespace = ? LIMIT 1", (namespace,)))
+
+    def namespaces_under(self, root: str, tables: Sequence[str] = ("memories",)) -> list[str]:
+        """The namespaces of ``tables`` in ``root``'s subtree (``root`` itself and ``root/…``; see
+        ``hindsight_core/namespaces.py``), root first. A code-point range over the namespace index: one
+        seek per table, and ``user:anabel`` can never fall in the range of ``user:ana/``."""
+        low = child_prefix(root)
+        high = low[:-1] + chr(ord(low[-1]) + 1)  # the first name past every "root/…"
+        found: set[str] = set()
+        for table in tables:
+            found |= {
+                r[0]
+                for r in self.query(
+                    f"SELECT DISTINCT namespace FROM {table} WHERE namespace = ? "
+                    "OR (namespace{bytewise} >= ? AND namespace{bytewise} < ?)",
+                    (root, low, high),
+                )
+            }
+        return under(found, root)  # the range is exact; this re-check keeps the wall if it ever is not
 
     # -- edges -----------------------------------------------------------------------------------
     def add_edges(self, edges: Iterable[Edge]) -> None:

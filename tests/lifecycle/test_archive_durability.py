@@ -229,3 +229,17 @@ def test_forget_namespace_does_not_raise_over_a_completed_erase_when_the_archive
     assert engine.forget_namespace("user:stuck") == 1  # the erase committed: no exception over it
     assert engine.get(kept) is None and engine.find("user:stuck") == []
     assert any("could not delete the archive" in r.getMessage() for r in caplog.records)
+
+
+def test_forget_of_a_root_reaches_a_child_held_only_in_its_archive(engine: Hindsight, clock) -> None:
+    """A child whose memories were all archived has no row left in the store: its archive file is what
+    ``forget_namespace`` of the root must find (by the namespace its records carry)."""
+    engine.record("archived note of a child", "user:ana/notes")
+    engine.record("archived note of a neighbour", "user:anabel/notes")
+    clock.advance(days=200)
+    assert len(engine.sweep().archived_ids) == 2
+    assert engine.find("user:ana/notes") == [] and engine.archive_path("user:ana/notes").exists()
+    engine.record("a turn in the root", "user:ana")
+    assert engine.forget_namespace("user:ana") == 1
+    assert not engine.archive_path("user:ana/notes").exists()
+    assert engine.archive_path("user:anabel/notes").exists()  # the wall: a neighbour's archive stays
