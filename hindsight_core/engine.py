@@ -147,7 +147,8 @@ class Hindsight:
             store=store,
             vectors=vector_index,
             activation=activation_index,
-            outbox=OutboxApplier(store, vector_index, activation_index, embedder_, config),
+            outbox=OutboxApplier(store, vector_index, activation_index, embedder_, config,
+                                 now=lambda: to_ts(self._ctx.now())),
         )
         self._memories = MemoryService(self._ctx)
         self._maintenance = IndexMaintenance(self._ctx)
@@ -158,6 +159,10 @@ class Hindsight:
         self._transcripts = TranscriptService(self._ctx)
         self._portability = PortabilityService(self._ctx)
         self._ctx.outbox.on_recovered = self._maintenance.on_index_recovered
+        if self._owner.held and database_url is None:
+            # The directory and its SQLite file are this engine's alone: a claim left on an outbox row is
+            # a dead predecessor's, not one to wait out.
+            store.release_claims()
         if reconcile_on_open:
             self._maintenance.reconcile(verify=False)
             self._maintenance.repair_lost_activation()
