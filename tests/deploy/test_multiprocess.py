@@ -2,9 +2,12 @@
 time, 2 ``hindsight worker`` processes consolidating, all on PostgreSQL + a Chroma server + Redis.
 Afterwards every acknowledged record is in PostgreSQL, Chroma and Redis, no memory or fact exists
 twice (the facts equal what one process distills alone from the same events), no caller saw an
-error, and the outbox is empty.
+error, the outbox is empty, and recall in each namespace returns what a fresh single process returns
+from the same data (the namespace exported from the deployment and imported into an embedded engine,
+which builds its own indexes): the Chroma server and Redis hold what one process alone would.
 
-N records per app process: ``HINDSIGHT_DEPLOY_N`` (CI-sized default 30; the issue's figure is 1000)."""
+N records per app process: ``HINDSIGHT_DEPLOY_N`` (CI-sized default 30; the issue's figure is 1000:
+``HINDSIGHT_DEPLOY_N=1000 pytest -s tests/deploy/test_multiprocess.py``, figures in docs/deploy.md)."""
 
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ import subprocess
 import sys
 import time
 import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +35,19 @@ from .test_worker import Worker, wait_for
 APPS = 4
 N = int(os.environ.get("HINDSIGHT_DEPLOY_N", "30"))
 CHILD = Path(__file__).with_name("app_child.py")
+
+
+def _queries(n: int) -> list[str]:
+    """Questions about the recorded events: the facts and a few of the notes."""
+    notes = [f"Which desk holds parcel {i * 7919 % 10007}?" for i in (1, n // 2 + 1, n - 1) if i % 5]
+    return ["What am I allergic to?", "Where do I live?", "What music do I like?", *notes]
+
+
+def _recalled(hs: Hindsight, namespace: str, now: datetime) -> list[list[str]]:
+    """Recall's hits for every query, with no side effect (``track=False``) at one instant."""
+    results = [hs.recall(q, namespace, now=now, track=False) for q in _queries(N)]
+    assert all(r.degraded == [] for r in results)
+    return [[h.memory.id for h in r.hits] for r in results]
 
 
 def _facts(hs: Hindsight, namespace: str) -> list[str]:
@@ -83,6 +100,9 @@ def test_four_apps_two_workers_on_postgres_chroma_redis(
             found = {"postgres": 0, "chroma": 0, "redis": 0}
             duplicates = 0
             facts_of: dict[str, list[str]] = {}
+            recall_differs: list[str] = []
+            now = datetime.now(UTC)
+            fresh = Hindsight(tmp_path / "fresh", embedder=embedder, background_consolidation=False)
             for ns, result in zip(namespaces, results, strict=True):
                 ids = set(result["acknowledged"])
                 assert len(ids) == N
@@ -94,7 +114,14 @@ def test_four_apps_two_workers_on_postgres_chroma_redis(
                 found["redis"] += len(ids & {m for m, _ in hs.activation.top(ns, "episodic", 10 * N)} | (ids - indexed))
                 facts = facts_of[ns] = _facts(hs, ns)
                 duplicates += len(facts) - len(set(facts))
+                # a fresh single process holding the same data recalls the same memories
+                fresh.import_namespace(hs.export_namespace(ns))
+                deployed, alone_hits = _recalled(hs, ns, now), _recalled(fresh, ns, now)
+                assert any(deployed)
+                if deployed != alone_hits:
+                    recall_differs.append(ns)
                 hs.forget_namespace(ns)  # leave the shared Redis and Chroma as they were
+            fresh.close()
             outbox = hs.stats().outbox_pending
         # what one process alone distills from the same events
         config = HindsightConfig(lifecycle=LifecycleConfig())
@@ -106,11 +133,13 @@ def test_four_apps_two_workers_on_postgres_chroma_redis(
         print(f"\n{APPS} apps x {N} records, 2 workers: acknowledged {acknowledged}, found {found}, "
               f"duplicates {duplicates}, caller errors {len(errors)}, outbox {outbox}, recalls "
               f"{sum(r['recalls'] for r in results)}; recorded in {recorded_s:.0f}s, settled in {settled_s:.0f}s; "
-              f"facts per namespace {len(facts)} (alone {len(alone)})")
+              f"facts per namespace {len(facts)} (alone {len(alone)}); recall differs from a fresh single "
+              f"process in {len(recall_differs)} of {APPS} namespaces")
         assert errors == []
         assert found == dict.fromkeys(found, APPS * N) and acknowledged == APPS * N
         assert duplicates == 0 and outbox == 0
         assert all(facts == alone for facts in facts_of.values())
+        assert recall_differs == []
         for w in pool:
             assert "Traceback" not in w.text()
     finally:
