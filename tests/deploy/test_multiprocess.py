@@ -148,3 +148,68 @@ def test_four_apps_two_workers_on_postgres_chroma_redis(
                 p.kill()
         for w in pool:
             w.kill()
+
+
+@pytest.mark.slow
+@pytest.mark.redis
+def test_chroma_server_killed_and_restarted_under_two_apps_and_a_worker(
+    tmp_path: Path, chroma_server: ChromaServer, postgres_url: str, redis_url: str, embedder: Any
+) -> None:
+    """The vector index goes away while two app processes record and a worker drains: the apps see no
+    error (writes acknowledged, their vector work kept in the outbox, recall degraded), and once the
+    server is back the processes between them drain the backlog, each row claimed by one of them."""
+    env = {**service_env(), "HINDSIGHT_DATABASE_URL": postgres_url, "HINDSIGHT_CHROMA_URL": chroma_server.url,
+           "HINDSIGHT_REDIS_URL": redis_url}
+    n, run = 20, uuid.uuid4().hex[:8]
+    namespaces = [f"deploy:{run}:chroma{i}" for i in range(2)]
+    with Hindsight(tmp_path / "check", database_url=postgres_url, chroma_url=chroma_server.url,
+                   redis_url=redis_url, embedder=embedder, background_consolidation=False) as hs:
+        worker = Worker(tmp_path / "w", chroma_server.url, tmp_path / "worker.log", "--min-episodes", "1000",
+                        env=env)
+        apps = [subprocess.Popen([sys.executable, str(CHILD), str(tmp_path / f"app{i}"), ns, str(n)],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                for i, ns in enumerate(namespaces)]
+        try:
+            def per_app() -> list[int]:
+                return [int(hs.store.query("SELECT COUNT(*) FROM memories WHERE namespace = ?", (ns,))[0][0])
+                        for ns in namespaces]
+
+            def stored() -> int:
+                return sum(per_app())
+
+            # every process has opened its engine (a server down at open is refused, as it should be)
+            wait_for(lambda: hs.stats().workers and min(per_app()) >= 2, "the apps recording", timeout=300,
+                     proc=worker)
+            chroma_server.kill()
+            killed_at = stored()
+            wait_for(lambda: stored() >= killed_at + 4 or all(p.poll() is not None for p in apps),
+                     "writes acknowledged during the outage", timeout=300, proc=worker)
+            during = stored() - killed_at
+            chroma_server.start()  # same directory, same port
+            outputs = [p.communicate(timeout=600) for p in apps]
+            for p, (_, err) in zip(apps, outputs, strict=True):
+                assert p.returncode == 0, err[-3000:]
+            results = [json.loads(out.strip().splitlines()[-1]) for out, _ in outputs]
+            wait_for(lambda: hs.stats().outbox_pending == 0, "the backlog drained", timeout=300, proc=worker)
+            worker.signal(signal.SIGTERM)
+            assert worker.wait(timeout=120) == 0
+            errors = [e for r in results for e in r["errors"]]
+            missing = 0
+            for ns, result in zip(namespaces, results, strict=True):
+                ids = set(result["acknowledged"])
+                assert len(ids) == n
+                indexed = {m.id for m in hs.store.select("namespace = ? AND layer = 'episodic'", (ns,))}
+                missing += len(ids - indexed) + len(ids - hs.vectors.ids(ns, "episodic"))
+                missing += len(ids - {m for m, _ in hs.activation.top(ns, "episodic", 10 * n)})
+                hs.forget_namespace(ns)
+            print(f"\nChroma killed with {killed_at} records stored, {during} acknowledged during the outage: "
+                  f"{sum(len(r['acknowledged']) for r in results)} acknowledged, {missing} missing from "
+                  f"PostgreSQL/Chroma/Redis, {len(errors)} caller errors, outbox {hs.stats().outbox_pending}")
+            assert during > 0 and errors == [] and missing == 0
+            assert hs.store.parked() == []
+            assert "Traceback" not in worker.text()
+        finally:
+            for p in apps:
+                if p.poll() is None:
+                    p.kill()
+            worker.kill()
