@@ -179,7 +179,8 @@ def main() -> None:
     if args.write:
         from _report import write_section
 
-        write_section("Deployment", f"`{command}` (one run, {os.cpu_count()} cores shared with other jobs, "
+        write_section("deployment", "## Deployment: app processes on PostgreSQL + Chroma server + Redis (issue 13)\n\n"
+                      f"`{command}` (one run, {os.cpu_count()} cores shared with other jobs, "
                       f"load average {load:.1f} at the end)\n\n{table}\n")
 
 

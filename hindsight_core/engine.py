@@ -568,7 +568,9 @@ class Hindsight:
             self._closed = True
         self._recall.close()
         self._lifecycle.close()
-        for closer in (self._ctx.vectors.close, self._ctx.activation.close, self._ctx.store.close):
+        # claims this engine still holds (work it will not apply now) are anyone's at once
+        for closer in (self._ctx.outbox.release_claims, self._ctx.vectors.close, self._ctx.activation.close,
+                       self._ctx.store.close):
             try:
                 closer()
             except Exception as exc:  # closing must not raise over a backend already gone

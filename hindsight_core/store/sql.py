@@ -494,7 +494,7 @@ class RelationalStore:
         A memory has at most one pending sync row per target (a row means "bring it in step", whatever
         happened before): new work coalesces into the existing row, un-parks it, clears its failure count
         and bumps its version so a drain in flight does not delete it. ``claims`` maps a target to
-        ``(owner, claimed_until)``: the writer claims its rows in the same transaction, so applying them
+        ``(owner, claimed_until)``: the writer claims its sync rows in the same transaction, so applying them
         right after the commit needs no second write; a row another owner's live claim holds keeps
         that claim (the holder applies the newer version after its own, never concurrently)."""
         claims = claims or {}
@@ -506,7 +506,8 @@ class RelationalStore:
             "parked = 0, version = outbox.version + 1, "
             f"claimed_by = CASE WHEN {_TAKEOVER} THEN excluded.claimed_by ELSE outbox.claimed_by END, "
             f"claimed_until = CASE WHEN {_TAKEOVER} THEN excluded.claimed_until ELSE outbox.claimed_until END",
-            [(*item, now, *claims.get(item[3], (None, None))) for item in items],
+            [(*item, now, *(claims.get(item[3], (None, None)) if item[4] == 'sync' else (None, None)))
+             for item in items],
         )
 
     def pending(
@@ -596,11 +597,15 @@ class RelationalStore:
             ).rowcount
         return released
 
-    def release_claims(self) -> int:
-        """End every claim on outbox rows, for an engine that knows it is the only applier (it owns the
-        data directory): the claims are a dead process's. Returns how many there were."""
+    def release_claims(self, owner: str | None = None) -> int:
+        """End ``owner``'s claims on outbox rows (an applier closing), or every claim, for an engine that
+        knows it is the only applier (it owns the data directory): the claims are a dead process's.
+        Returns how many there were."""
+        if owner is None:
+            return int(self.execute(
+                "UPDATE outbox SET claimed_by = NULL, claimed_until = NULL WHERE claimed_by IS NOT NULL").rowcount)
         return int(self.execute(
-            "UPDATE outbox SET claimed_by = NULL, claimed_until = NULL WHERE claimed_by IS NOT NULL").rowcount)
+            "UPDATE outbox SET claimed_by = NULL, claimed_until = NULL WHERE claimed_by = ?", (owner,)).rowcount)
 
     def pending_count(self) -> int:
         """Rows still to apply (parked rows are counted by :meth:`parked`)."""

@@ -111,6 +111,11 @@ class OutboxApplier:
         return {t: (self.owner, until) for t in TARGETS
                 if force or self._monotonic() >= self._retry_at.get(t, 0.0)}
 
+    def release_claims(self) -> None:
+        """Give up every claim this applier holds (the engine closes), so no row waits for it to expire."""
+        with self._lock:
+            self._store.release_claims(self.owner)
+
     def apply(self, memory_ids: Sequence[str] | None = None, *, force: bool = False) -> ApplyReport:
         """Apply pending rows for ``memory_ids`` (all rows when ``None``), plus any backlog of a target
         that is answering again. ``force`` ignores the cool-down (reconcile on demand)."""
