@@ -7,7 +7,11 @@ process as the reference; recall p50/p95 on each backend at a given size. One ru
 
 Each app process records ``--n`` events (a recall after every 5th) into its own namespace; throughput is
 operations (records + recalls) per second of wall time across all processes. A fresh PostgreSQL schema
-is created and dropped; the Chroma server runs from a temporary directory on a free port."""
+is created and dropped; the Chroma server runs from a temporary directory on a free port.
+
+``--embedder hash`` swaps the real model for the deterministic hash embedder of ``benchmarks/scale.py``
+(microseconds per text) in every process, so the figures measure the engine and its services rather
+than CPU-bound model inference; the default is the engine's own embedder."""
 
 from __future__ import annotations
 
@@ -29,10 +33,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 CHILD = r"""
-import json, sys, time
+import json, os, sys, time
 from hindsight_core import Hindsight
 path, ns, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-with Hindsight(path, background_consolidation=False) as hs:
+sys.path.insert(0, os.environ["HINDSIGHT_BENCH_DIR"])
+from deployment import make_embedder
+with Hindsight(path, background_consolidation=False, embedder=make_embedder()) as hs:
     sys.stdout.write("ready\n"); sys.stdout.flush(); sys.stdin.readline()
     t = time.perf_counter(); ops = 0
     for i in range(n):
@@ -45,6 +51,16 @@ with Hindsight(path, background_consolidation=False) as hs:
 """
 
 
+def make_embedder() -> object | None:
+    """The embedder ``--embedder`` names (passed to child processes in the environment); None: the
+    engine's default model."""
+    if os.environ.get("HINDSIGHT_BENCH_EMBEDDER", "default") != "hash":
+        return None
+    from scale import HashEmbedder
+
+    return HashEmbedder()
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -53,7 +69,7 @@ def _free_port() -> int:
 
 def _env(**services: str) -> dict[str, str]:
     return {**os.environ, "ANONYMIZED_TELEMETRY": "False", "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
-            "PYTHONPATH": str(ROOT), **services}
+            "PYTHONPATH": str(ROOT), "HINDSIGHT_BENCH_DIR": str(Path(__file__).resolve().parent), **services}
 
 
 def start_chroma(directory: Path) -> tuple[subprocess.Popen[bytes], str]:
@@ -94,7 +110,8 @@ def recall_latency(size: int, workdir: Path, **services: str | None) -> tuple[fl
     """p50/p95 ms of recall in one namespace of ``size`` memories (bulk-imported first)."""
     from hindsight_core import Hindsight
 
-    with Hindsight(workdir / uuid.uuid4().hex[:6], background_consolidation=False, **services) as hs:  # type: ignore[arg-type]
+    with Hindsight(workdir / uuid.uuid4().hex[:6], background_consolidation=False, embedder=make_embedder(),  # type: ignore[arg-type]
+                   **services) as hs:
         ns = f"latency:{uuid.uuid4().hex[:6]}"
         hs.record_many([{"content": f"Memory {i}: item {i * 31 % 997} is stored on shelf {i % 17}.",
                          "source_id": f"{i}"} for i in range(size)], ns)
@@ -116,8 +133,11 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=1000, help="memories for the recall latency figure")
     parser.add_argument("--database-url", default="postgresql://postgres@127.0.0.1:5432/test")
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/14")
+    parser.add_argument("--embedder", choices=["default", "hash"], default="default",
+                        help="hash: the deterministic fast embedder (measures the engine, not the model)")
     parser.add_argument("--write", action="store_true", help="write the table to docs/benchmarks.md")
     args = parser.parse_args()
+    os.environ["HINDSIGHT_BENCH_EMBEDDER"] = args.embedder  # this process and, through _env, the children
     import psycopg
 
     schema = f"bench_{uuid.uuid4().hex[:8]}"
@@ -134,7 +154,8 @@ def main() -> None:
         deployment = _env(HINDSIGHT_DATABASE_URL=pg, HINDSIGHT_CHROMA_URL=chroma_url, HINDSIGHT_REDIS_URL=args.redis)
         from hindsight_core import Hindsight
 
-        Hindsight(workdir / "init", database_url=pg, chroma_url=chroma_url, redis_url=args.redis).close()  # schema
+        Hindsight(workdir / "init", database_url=pg, chroma_url=chroma_url, redis_url=args.redis,  # the schema
+                  embedder=make_embedder()).close()  # type: ignore[arg-type]
         for procs in [int(p) for p in args.procs.split(",")]:
             ops = throughput(procs, args.n, workdir, deployment)
             rows.append((f"PostgreSQL + Chroma server + Redis, {procs} app processes",
@@ -150,13 +171,17 @@ def main() -> None:
         admin.execute(f"DROP SCHEMA {schema} CASCADE")
         admin.close()
         shutil.rmtree(workdir, ignore_errors=True)
-    command = f"benchmarks/deployment.py --n {args.n} --procs {args.procs} --size {args.size}"
+    command = (f"benchmarks/deployment.py --n {args.n} --procs {args.procs} --size {args.size} "
+               f"--embedder {args.embedder}")
+    load = os.getloadavg()[0]
     table = "| configuration | result |\n|---|---|\n" + "\n".join(f"| {a} | {b} |" for a, b in rows)
     print(f"{command}\n\n{table}")
     if args.write:
         from _report import write_section
 
-        write_section("Deployment", f"`{command}` (one run, {os.cpu_count()} cores)\n\n{table}\n")
+        write_section("deployment", "## Deployment: app processes on PostgreSQL + Chroma server + Redis (issue 13)\n\n"
+                      f"`{command}` (one run, {os.cpu_count()} cores shared with other jobs, "
+                      f"load average {load:.1f} at the end)\n\n{table}\n")
 
 
 if __name__ == "__main__":

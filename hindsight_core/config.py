@@ -52,6 +52,10 @@ class WriteConfig(BaseModel):
     #: A row that fails on its own (while the rest of its batch applies) this many times is parked: kept
     #: with its error, shown in ``stats()``, skipped by drains until ``reconcile()`` retries it.
     outbox_max_attempts: int = Field(default=5, ge=1)
+    #: How long a claim on outbox rows lasts (seconds): the rows an applier is working on are not applied
+    #: by another process meanwhile, and a dead applier's rows wait this long before another takes them.
+    #: Longer than one batch's apply (embedding included) takes.
+    outbox_claim_s: float = Field(default=30.0, gt=0)
 
 
 class RecallConfig(BaseModel):

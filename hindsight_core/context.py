@@ -61,8 +61,9 @@ class EngineContext:
         with self.store.transaction() as tx:
             changes = Changes(tx, to_ts(self.now()))
             yield changes
-            if changes.rows:
-                tx.enqueue(changes.rows, changes.ts)
+            if changes.rows:  # claimed for this process when it applies them right after the commit
+                claims = None if apply == "later" else self.outbox.claims(changes.ts, force=force)
+                tx.enqueue(changes.rows, changes.ts, claims)
         if not changes.touched or apply == "later":
             return
         if apply == "all":

@@ -155,7 +155,8 @@ class Hindsight:
             store=store,
             vectors=vector_index,
             activation=activation_index,
-            outbox=OutboxApplier(store, vector_index, activation_index, embedder_, config),
+            outbox=OutboxApplier(store, vector_index, activation_index, embedder_, config,
+                                 now=lambda: to_ts(self._ctx.now())),
         )
         self._maintenance = IndexMaintenance(self._ctx)
         try:  # before any index work: vectors of another model must not reach the index
@@ -171,6 +172,10 @@ class Hindsight:
         self._transcripts = TranscriptService(self._ctx)
         self._portability = PortabilityService(self._ctx)
         self._ctx.outbox.on_recovered = self._maintenance.on_index_recovered
+        if self._owner.held and database_url is None:
+            # The directory and its SQLite file are this engine's alone: a claim left on an outbox row is
+            # a dead predecessor's, not one to wait out.
+            store.release_claims()
         if reconcile_on_open:
             self._maintenance.reconcile(verify=False)
             self._maintenance.repair_lost_activation()
@@ -652,7 +657,9 @@ class Hindsight:
         self._owner.release()  # last: the next owner must find Chroma and SQLite closed
 
     def _close_backends(self) -> None:
-        for closer in (self._ctx.vectors.close, self._ctx.activation.close, self._ctx.store.close):
+        # claims this engine still holds (work it will not apply now) are anyone's at once
+        for closer in (self._ctx.outbox.release_claims, self._ctx.vectors.close, self._ctx.activation.close,
+                       self._ctx.store.close):
             try:
                 closer()
             except Exception as exc:  # closing must not raise over a backend already gone

@@ -98,8 +98,9 @@ class DeploymentWorker:
 
     Each pass drains the outbox, consolidates the namespaces whose unconsolidated episodes reached
     ``min_episodes`` (or waited ``max_wait_s``), and runs the sweep when it is due. Every piece is
-    claimed with a lease in the relational store, so any number of workers (and app processes) can run
-    side by side: the outbox under ``outbox:drain`` (one drainer at a time), a namespace under the
+    claimed in the relational store, so any number of workers (and app processes) can run side by side:
+    outbox rows batch by batch (``RelationalStore.claim``: no row is applied by two processes at once, a
+    dead process's claims are taken over when they expire), a namespace under the
     engine's own consolidation lease (a busy namespace is skipped, a dead worker's is taken over once
     its lease expires), and the sweep under ``sweep:schedule``, which is kept, not released, for
     ``sweep_interval_s``: the lease is the schedule, so the workers sweep once per interval between
@@ -108,7 +109,6 @@ class DeploymentWorker:
     :meth:`stop` (the command wires SIGTERM and SIGINT to it) ends the loop after the step in progress:
     a consolidation finishes its job and releases its lease, nothing is left half-claimed."""
 
-    OUTBOX_LEASE = "outbox:drain"
     SWEEP_LEASE = "sweep:schedule"
 
     def __init__(
@@ -177,10 +177,7 @@ class DeploymentWorker:
             self._leave(workers)
 
     def _leave(self, workers: Any) -> None:
-        from hindsight_core.store import leases
-
         try:
-            leases.release(self.engine.store, self.OUTBOX_LEASE, self.owner)
             workers.gone(self.engine.store, self.owner)
         except Exception as exc:  # the store is gone: the heartbeat goes stale by itself
             log.warning("worker %s: could not remove its heartbeat: %s", self.owner, exc)
@@ -214,18 +211,10 @@ class DeploymentWorker:
             log.warning("worker %s: heartbeat not written: %s", self.owner, exc)
 
     def _drain(self) -> None:
-        from hindsight_core.store import leases
-
-        store = self.engine.store
-        if store.pending_count() == 0:
+        if self.engine.store.pending_count() == 0:
             return
-        if not leases.acquire(store, self.OUTBOX_LEASE, self.owner, self._now(), max(30.0, 3 * self.interval_s)):
-            return  # another worker is draining
-        try:
-            self._beat("draining the outbox")
-            report = self.engine.outbox.apply(None)
-        finally:
-            leases.release(store, self.OUTBOX_LEASE, self.owner)
+        self._beat("draining the outbox")
+        report = self.engine.outbox.apply(None)  # batch by batch, claimed: other drainers take other rows
         self.status["outbox_applied"] += report.applied
         if report.applied or report.failed:
             log.info("outbox: %d rows applied, %d kept (%s)", report.applied, report.failed,

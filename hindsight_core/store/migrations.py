@@ -237,4 +237,14 @@ MIGRATIONS: list[tuple[str, list[Statement]]] = [
             "CREATE INDEX ix_memory_history_ns ON memory_history(namespace, changed_at)",
         ],
     ),
+    (
+        # Outbox claims (hindsight_core/write/outbox.py): a row being applied names the applier and until
+        # when, so two processes never apply the same row at once and a dead applier's rows are taken
+        # over once the claim expires.
+        "0011_outbox_claims",
+        [
+            "ALTER TABLE outbox ADD COLUMN claimed_by TEXT",
+            "ALTER TABLE outbox ADD COLUMN claimed_until {real}",
+        ],
+    ),
 ]

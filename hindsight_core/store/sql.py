@@ -35,6 +35,13 @@ _COLUMNS = (
 )
 _N_COLUMNS = _COLUMNS.count(",") + 1
 
+#: An outbox row a caller (params: now, owner) may claim: unclaimed, its claim expired, or its own.
+_CLAIMABLE = "(claimed_by IS NULL OR claimed_until < ? OR claimed_by = ?)"
+#: In ``enqueue``'s upsert: coalesced work may replace the row's claim (with the writer's own, or with
+#: none) unless another owner's claim on it is live.
+_TAKEOVER = ("(outbox.claimed_by IS NULL OR outbox.claimed_until < excluded.created_at "
+             "OR outbox.claimed_by = excluded.claimed_by)")
+
 
 def _row(m: Memory, external_id: str | None = None) -> tuple[Any, ...]:
     return (
@@ -656,18 +663,29 @@ class RelationalStore:
         return found
 
     # -- outbox ----------------------------------------------------------------------------------
-    def enqueue(self, items: Iterable[tuple[str | None, str, str | None, str, str]], now: float) -> None:
+    def enqueue(
+        self, items: Iterable[tuple[str | None, str, str | None, str, str]], now: float,
+        claims: Mapping[str, tuple[str, float]] | None = None,
+    ) -> None:
         """Outbox rows ``(memory_id, namespace, layer, target, op)``; call inside the write's transaction.
 
         A memory has at most one pending sync row per target (a row means "bring it in step", whatever
         happened before): new work coalesces into the existing row, un-parks it, clears its failure count
-        and bumps its version so a drain in flight does not delete it."""
+        and bumps its version so a drain in flight does not delete it. ``claims`` maps a target to
+        ``(owner, claimed_until)``: the writer claims its sync rows in the same transaction, so applying them
+        right after the commit needs no second write; a row another owner's live claim holds keeps
+        that claim (the holder applies the newer version after its own, never concurrently)."""
+        claims = claims or {}
         self.executemany(
-            "INSERT INTO outbox(memory_id, namespace, layer, target, op, created_at) VALUES (?, ?, ?, ?, ?, ?) "
+            "INSERT INTO outbox(memory_id, namespace, layer, target, op, created_at, claimed_by, claimed_until) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT(memory_id, target) WHERE op = 'sync' AND memory_id IS NOT NULL DO UPDATE SET "
             "namespace = excluded.namespace, layer = excluded.layer, attempts = 0, last_error = NULL, "
-            "parked = 0, version = outbox.version + 1",
-            [(*item, now) for item in items],
+            "parked = 0, version = outbox.version + 1, "
+            f"claimed_by = CASE WHEN {_TAKEOVER} THEN excluded.claimed_by ELSE outbox.claimed_by END, "
+            f"claimed_until = CASE WHEN {_TAKEOVER} THEN excluded.claimed_until ELSE outbox.claimed_until END",
+            [(*item, now, *(claims.get(item[3], (None, None)) if item[4] == 'sync' else (None, None)))
+             for item in items],
         )
 
     def pending(
@@ -694,6 +712,79 @@ class RelationalStore:
                 )
         return [OutboxItem(r) for r in rows]
 
+    def claim(
+        self, owner: str, now: float, until: float, *, target: str, memory_ids: Sequence[str] | None = None,
+        after: int = 0, limit: int = 500,
+    ) -> tuple[list[OutboxItem], int | None]:
+        """Claim pending rows of ``target`` for ``owner`` until ``until``: the rows of ``memory_ids``, or
+        the first ``limit`` with an id above ``after``. A row is claimable when nobody claims it, its
+        claim expired before ``now`` (its applier died or gave up), or it is ``owner``'s already; rows
+        under another owner's live claim are left to it. Returns the rows now ``owner``'s and the drain's
+        next cursor (None when no row was left to look at).
+
+        Rows the writer claimed in its own transaction (``enqueue(claims=...)``) are read, not written
+        again: the per-write fast path costs one read. Otherwise the claim is one conditional UPDATE,
+        atomic on both backends (the row lock on PostgreSQL, the writer lock on SQLite), so of two
+        appliers racing for a row exactly one gets it."""
+        columns = "id, memory_id, namespace, layer, target, op, attempts, version, claimed_by, claimed_until"
+        claimable = f"target = ? AND parked = 0 AND {_CLAIMABLE}"
+        if memory_ids is None:
+            rows = self.query(
+                f"SELECT {columns} FROM outbox WHERE {claimable} AND id > ? ORDER BY id LIMIT {int(limit)}",
+                [target, now, owner, int(after)],
+            )
+        else:
+            rows = []
+            for start in range(0, len(memory_ids), 500):
+                chunk = list(memory_ids[start : start + 500])
+                marks = ", ".join("?" * len(chunk))
+                rows += self.query(
+                    f"SELECT {columns} FROM outbox WHERE {claimable} AND memory_id IN ({marks}) ORDER BY id",
+                    [target, now, owner, *chunk],
+                )
+        if not rows:
+            return [], None
+        cursor = int(rows[-1][0])
+        if all(r[8] == owner and r[9] is not None and r[9] >= now for r in rows):
+            return [OutboxItem(r) for r in rows], cursor
+        ids = [int(r[0]) for r in rows]
+        claimed: list[OutboxItem] = []
+        with self.transaction() as tx:
+            for start in range(0, len(ids), 500):
+                batch = ids[start : start + 500]
+                marks = ", ".join("?" * len(batch))
+                tx.execute(
+                    f"UPDATE outbox SET claimed_by = ?, claimed_until = ? WHERE id IN ({marks}) AND {claimable}",
+                    [owner, until, *batch, target, now, owner],
+                )
+                claimed += [OutboxItem(r) for r in tx.query(
+                    f"SELECT {columns} FROM outbox WHERE id IN ({marks}) AND claimed_by = ? ORDER BY id",
+                    [*batch, owner],
+                )]
+        return claimed, cursor
+
+    def release(self, outbox_ids: Sequence[int], owner: str) -> int:
+        """Give up ``owner``'s claims on rows it leaves pending; returns how many it held."""
+        released = 0
+        for start in range(0, len(outbox_ids), 500):
+            chunk = list(outbox_ids[start : start + 500])
+            marks = ", ".join("?" * len(chunk))
+            released += self.execute(
+                f"UPDATE outbox SET claimed_by = NULL, claimed_until = NULL WHERE id IN ({marks}) AND claimed_by = ?",
+                [*chunk, owner],
+            ).rowcount
+        return released
+
+    def release_claims(self, owner: str | None = None) -> int:
+        """End ``owner``'s claims on outbox rows (an applier closing), or every claim, for an engine that
+        knows it is the only applier (it owns the data directory): the claims are a dead process's.
+        Returns how many there were."""
+        if owner is None:
+            return int(self.execute(
+                "UPDATE outbox SET claimed_by = NULL, claimed_until = NULL WHERE claimed_by IS NOT NULL").rowcount)
+        return int(self.execute(
+            "UPDATE outbox SET claimed_by = NULL, claimed_until = NULL WHERE claimed_by = ?", (owner,)).rowcount)
+
     def pending_count(self) -> int:
         """Rows still to apply (parked rows are counted by :meth:`parked`)."""
         return int(self.query("SELECT COUNT(*) FROM outbox WHERE parked = 0")[0][0])
@@ -712,16 +803,30 @@ class RelationalStore:
         """Give every parked row a fresh set of attempts; returns how many."""
         return int(self.execute("UPDATE outbox SET parked = 0, attempts = 0 WHERE parked = 1").rowcount)
 
-    def settle(self, items: Sequence[OutboxItem]) -> None:
-        """Delete applied rows, unless newer work was coalesced into one since it was read."""
+    def settle(self, items: Sequence[OutboxItem], owner: str | None = None) -> int:
+        """Delete applied rows, unless newer work was coalesced into one since it was read; such a row
+        stays pending and ``owner``'s claim on it is given up (so any applier takes the newer work).
+        Returns how many rows stayed."""
         self.executemany("DELETE FROM outbox WHERE id = ? AND version = ?", [(i.id, i.version) for i in items])
+        if owner is None or not items:
+            return 0
+        ids = [i.id for i in items]
+        kept: list[int] = []
+        for start in range(0, len(ids), 500):  # a read: the common case (nothing kept) writes nothing more
+            chunk = ids[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            kept += [int(r[0]) for r in self.query(
+                f"SELECT id FROM outbox WHERE id IN ({marks}) AND claimed_by = ?", [*chunk, owner])]
+        if kept:
+            self.release(kept, owner)
+        return len(kept)
 
     def charge(self, items: Sequence[OutboxItem], error: str, max_attempts: int) -> int:
         """Count one failed attempt for rows that failed on their own; a row reaching ``max_attempts`` is
-        parked. Returns how many were parked."""
+        parked. The rows' claims end: the next attempt is anyone's. Returns how many were parked."""
         with self._lock:
             self.executemany(
-                "UPDATE outbox SET attempts = attempts + 1, last_error = ?, "
+                "UPDATE outbox SET attempts = attempts + 1, last_error = ?, claimed_by = NULL, claimed_until = NULL, "
                 "parked = CASE WHEN attempts + 1 >= ? THEN 1 ELSE 0 END WHERE id = ? AND version = ?",
                 [(error[:2000], int(max_attempts), i.id, i.version) for i in items],
             )
@@ -730,12 +835,19 @@ class RelationalStore:
             rows = self.query(f"SELECT COUNT(*) FROM outbox WHERE parked = 1 AND id IN ({marks})", ids)
             return int(rows[0][0])
 
-    def note_error(self, outbox_ids: Sequence[int], error: str) -> None:
-        """Record the error of an unreachable target without charging an attempt: the rows are not at fault."""
+    def note_error(self, outbox_ids: Sequence[int], error: str, owner: str | None = None) -> None:
+        """Record the error of an unreachable target without charging an attempt: the rows are not at fault.
+        ``owner``'s claims on them end, so whichever process reaches the target first drains them."""
         for start in range(0, len(outbox_ids), 500):
             chunk = list(outbox_ids[start : start + 500])
             marks = ", ".join("?" * len(chunk))
-            self.execute(f"UPDATE outbox SET last_error = ? WHERE id IN ({marks})", [error[:2000], *chunk])
+            self.execute(
+                "UPDATE outbox SET last_error = ?, "
+                "claimed_by = CASE WHEN claimed_by = ? THEN NULL ELSE claimed_by END, "
+                "claimed_until = CASE WHEN claimed_by = ? THEN NULL ELSE claimed_until END "
+                f"WHERE id IN ({marks})",
+                [error[:2000], owner, owner, *chunk],
+            )
 
     # -- inspector reads (hindsight_core/ui) -----------------------------------------------------
     def search_memories(

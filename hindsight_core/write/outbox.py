@@ -8,7 +8,15 @@ cool-down (so an outage does not slow every write) and its backlog is drained wh
 A failure that is not the target being unreachable is a row's own: the batch is retried memory by
 memory so the others apply, and only the failing row is charged an attempt; after
 ``config.write.outbox_max_attempts`` it is parked (kept with its error, skipped by drains, shown in
-``stats()``) so one bad row can never hold the queue."""
+``stats()``) so one bad row can never hold the queue.
+
+Rows are claimed before they are applied (``RelationalStore.claim``): the applier's owner id and a
+deadline ``config.write.outbox_claim_s`` ahead go on the row, so processes sharing a store never apply
+the same row at once. A stale apply can then not land after a fresh one: newer work coalesced into a
+claimed row waits for the holder, whose settle sees the new version, keeps the row and releases it for
+the next apply. A write claims its own rows in its transaction (no extra write on the fast path);
+drains claim batches with one conditional UPDATE; a claim whose applier died is taken over once it
+expires, and an applier that finds a target unreachable releases its claims at once."""
 
 from __future__ import annotations
 
@@ -56,6 +64,8 @@ class ApplyReport:
     errors: dict[str, str] = field(default_factory=dict)
     #: Rows parked by this call (failed on their own ``outbox_max_attempts`` times).
     parked: int = 0
+    #: Applied rows that stayed pending: newer work was coalesced into them meanwhile.
+    kept: int = 0
 
 
 class OutboxApplier:
@@ -69,7 +79,15 @@ class OutboxApplier:
         *,
         cooldown_s: float = 5.0,
         monotonic: Callable[[], float] = time.monotonic,
+        now: Callable[[], float] = time.time,
+        owner: str | None = None,
     ) -> None:
+        from hindsight_core.store.leases import new_owner
+
+        #: Who this applier's claims name (one per engine: two engines of a process are two appliers).
+        self.owner = owner or new_owner()
+        #: Unix seconds of the engine clock, the time claims are stamped with.
+        self._now = now
         self._store = store
         self._vectors = vectors
         self._activation = activation
@@ -86,6 +104,18 @@ class OutboxApplier:
         #: whether it came back empty.
         self.on_recovered: Callable[[str], None] | None = None
 
+    def claims(self, now: float, *, force: bool = False) -> dict[str, tuple[str, float]]:
+        """What a write's ``enqueue`` stamps on its rows: a claim on each target it will apply to right
+        after the commit (a target in its outage cool-down is left unclaimed, for whoever reaches it)."""
+        until = now + self._config.write.outbox_claim_s
+        return {t: (self.owner, until) for t in TARGETS
+                if force or self._monotonic() >= self._retry_at.get(t, 0.0)}
+
+    def release_claims(self) -> None:
+        """Give up every claim this applier holds (the engine closes), so no row waits for it to expire."""
+        with self._lock:
+            self._store.release_claims(self.owner)
+
     def apply(self, memory_ids: Sequence[str] | None = None, *, force: bool = False) -> ApplyReport:
         """Apply pending rows for ``memory_ids`` (all rows when ``None``), plus any backlog of a target
         that is answering again. ``force`` ignores the cool-down (reconcile on demand)."""
@@ -98,21 +128,25 @@ class OutboxApplier:
                 drain = memory_ids is None or self._backlog[target]
                 rows: list[OutboxItem] = []
                 after = 0
-                charged = report.failed
+                charged, kept = report.failed, report.kept
                 try:
                     while True:
+                        now = self._now()
+                        until = now + self._config.write.outbox_claim_s
                         if drain:
-                            rows = self._store.pending(target=target, after=after)
+                            rows, cursor = self._store.claim(self.owner, now, until, target=target, after=after)
                         else:
-                            rows = self._store.pending(memory_ids=memory_ids, target=target)
-                        if not rows:
+                            rows, cursor = self._store.claim(
+                                self.owner, now, until, target=target, memory_ids=memory_ids)
+                        if cursor is None:
                             break
-                        self._apply_rows(target, rows, report)
-                        after = rows[-1].id
+                        if rows:
+                            self._apply_rows(target, rows, report)
+                        after = cursor
                         if not drain:
                             break
                     # rows charged but not parked are retried by the next call, not left for reconcile
-                    self._backlog[target] = report.failed > charged
+                    self._backlog[target] = report.failed > charged or report.kept > kept
                     self._retry_at.pop(target, None)
                     if target in self._down:
                         self._down.discard(target)
@@ -122,7 +156,7 @@ class OutboxApplier:
                     self._down.add(target)
                     self._retry_at[target] = self._monotonic() + self._cooldown
                     error = f"{type(exc).__name__}: {exc}"
-                    self._store.note_error([i.id for i in rows], error)
+                    self._store.note_error([i.id for i in rows], error, self.owner)
                     report.failed += len(rows)
                     report.errors[target] = error
                     log.warning("%s index unavailable; %d writes kept in the outbox: %s", target, len(rows), error)
@@ -142,7 +176,7 @@ class OutboxApplier:
             log.info("%s index refused a batch of %d rows (%s); retrying them one by one", target, len(rows), exc)
             self._isolate(target, rows, report)
             return
-        self._store.settle(rows)
+        report.kept += self._store.settle(rows, self.owner)
         report.applied += len(rows)
 
     def _isolate(self, target: str, rows: list[OutboxItem], report: ApplyReport) -> None:
@@ -162,7 +196,7 @@ class OutboxApplier:
                     raise
                 failures.append((group, exc))
                 continue
-            self._store.settle(group)
+            report.kept += self._store.settle(group, self.owner)
             report.applied += len(group)
         if failures and len(failures) == len(groups):
             raise failures[0][1]  # nothing applies: the target (or the embedder) is failing, not a row
