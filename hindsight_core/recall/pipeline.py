@@ -20,7 +20,7 @@ from hindsight_core.config import HindsightConfig
 from hindsight_core.context import Changes
 from hindsight_core.embeddings.base import Embedder
 from hindsight_core.recall import channels as ch
-from hindsight_core.recall.analysis import analyze
+from hindsight_core.recall.analysis import analyze, speaks_of_the_past
 from hindsight_core.recall.budget import pack
 from hindsight_core.recall.collapse import Sameness, collapse
 from hindsight_core.recall.corpus import Corpus, CorpusCache, VectorsFor
@@ -40,6 +40,7 @@ from hindsight_core.recall.log import LogEntry, RecallRecorder
 from hindsight_core.recall.profile import STANDING_KINDS
 from hindsight_core.recall.rerank import Reranker, rerank
 from hindsight_core.recall.scoring import final_score
+from hindsight_core.recall.supersede import Update, find_updates, hand_over
 from hindsight_core.recall.trace import FinalScore, FloorDecision, RecallTrace, TraceCandidate
 from hindsight_core.recall.types import Conflict, QueryAnalysis, RecallHit, RecallResult, render_hit
 from hindsight_core.store.sql import RelationalStore
@@ -221,6 +222,9 @@ class RecallPipeline:
                                      rerank=reranked.get(mid) if reranked else None)
         history = bool(analysis.history_cues or window or analysis.about_user)
         kept = apply_floor(evidence, cfg, history=history, size=corpus.size)
+        # 6a. recall-time updates (supersede.py): an older value hands its place to the newer one
+        updates = self._updates(query, ordered, kept, fresh, corpus, english, chinese)
+        ordered, kept = hand_over(ordered, kept, updates)
         trace = None
         if explain:
             trace = self._trace(corpus.size, rankings, weights, ordered, replaced, reranked, evidence, kept, history)
@@ -265,7 +269,7 @@ class RecallPipeline:
         # 6. conflicts: superseded memories are out of the indexes; report those whose successor is shown
         # 8. sources, then 9. budget
         injected, idle = pack(scored, k, budget_tokens, self.counter, render=self._render)
-        conflicts = self._conflicts(namespace, injected, replaced, fresh, corpus.has_superseded)
+        conflicts = self._conflicts(namespace, injected, replaced, fresh, corpus.has_superseded, updates)
         result = RecallResult(query=query, namespace=namespace, hits=injected, conflicts=conflicts, analysis=analysis,
                               degraded=sorted(degraded))
         result.tokens = self.counter.count(result.to_prompt())
@@ -375,9 +379,7 @@ class RecallPipeline:
             return None if i is None else corpus.keyword.terms[i]
 
         def pair_z(u: np.ndarray, v: np.ndarray, text: str) -> float:
-            background = chinese if is_cjk(text) else english
-            sims = background @ u
-            return float((float(u @ v) - sims.mean()) / max(float(sims.std()), 1e-3))
+            return _pair_z(u, v, chinese if is_cjk(text) else english)
 
         def adjacent(a: str, b: str) -> bool:
             i, j = corpus.position.get(a), corpus.position.get(b)
@@ -387,6 +389,30 @@ class RecallPipeline:
                         overlap=cfg.collapse_overlap)
         return collapse(scored, vector=vector, pair_z=pair_z, terms=terms, idf=corpus.keyword.smooth_idf,
                         adjacent=adjacent, same=same)
+
+    def _updates(
+        self, query: str, ordered: Sequence[tuple[str, float]], kept: set[str], fresh: dict[str, Memory],
+        corpus: Corpus, english: np.ndarray, chinese: np.ndarray,
+    ) -> list[Update]:
+        """Kept candidates that a newer candidate updates (supersede.py); none for a question about
+        the past, which asks for the old value."""
+        cfg = self.config.recall
+        if cfg.supersede_z is None or len(kept) == 0 or speaks_of_the_past(query):
+            return []
+
+        def vector(mid: str) -> np.ndarray | None:
+            i = corpus.position.get(mid)
+            return None if i is None else corpus.vectors[i]
+
+        def terms(mid: str) -> frozenset[str] | None:
+            i = corpus.position.get(mid)
+            return None if i is None else corpus.keyword.terms[i]
+
+        def pair_z(u: np.ndarray, v: np.ndarray, text: str) -> float:
+            return _pair_z(u, v, chinese if is_cjk(text) else english)
+
+        return find_updates(ordered, kept, fresh, vector=vector, pair_z=pair_z, terms=terms,
+                            idf=corpus.keyword.smooth_idf, bar=cfg.supersede_z, repeat_overlap=cfg.collapse_overlap)
 
     def _similarity(self, memory: Memory, query_vector: np.ndarray) -> float:
         vector = self.outbox.vectors_for([memory])[memory.id]
@@ -470,9 +496,9 @@ class RecallPipeline:
 
     def _conflicts(
         self, namespace: str, injected: Sequence[RecallHit], replaced: dict[str, str], fresh: dict[str, Memory],
-        has_superseded: bool,
+        has_superseded: bool, updates: Sequence[Update] = (),
     ) -> list[Conflict]:
-        if not injected or not (has_superseded or replaced):
+        if not injected or not (has_superseded or replaced or updates):
             return []
         by_id = {h.memory.id: h.memory for h in injected}
         ids = list(by_id)
@@ -484,8 +510,9 @@ class RecallPipeline:
         )
         conflicts = [Conflict(superseded=m, successor=by_id[m.superseded_by]) for m in old if m.superseded_by]
         seen = {c.superseded.id for c in conflicts}
-        for successor_id, old_id in replaced.items():
+        for successor_id, old_id in [*replaced.items(), *((u.newer, u.older) for u in updates)]:
             if successor_id in by_id and old_id not in seen and old_id in fresh:
+                seen.add(old_id)
                 conflicts.append(Conflict(superseded=fresh[old_id], successor=by_id[successor_id]))
         return conflicts
 
@@ -519,3 +546,9 @@ class RecallPipeline:
             self.recorder.flush()
         except Exception as exc:  # the buffer is kept by the next flush attempt; recall must not fail
             log.warning("recall log flush failed: %s", exc)
+
+
+def _pair_z(u: np.ndarray, v: np.ndarray, background: np.ndarray) -> float:
+    """How far the cosine of two memories stands above ``u``'s cosines to unrelated sentences."""
+    sims = background @ u
+    return float((float(u @ v) - sims.mean()) / max(float(sims.std()), 1e-3))

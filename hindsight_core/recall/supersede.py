@@ -1,0 +1,115 @@
+"""Recall-time updates: when a query meets two memories that state the same thing about the same
+subject with different values, the newer one is shown and the older reported as superseded — before any
+consolidation has linked them.
+
+"Our backend uses MySQL 5.7" and, weeks later, "the team has migrated the backend to PostgreSQL 16";
+"I live in Munich" and, in a later conversation, "I moved to Berlin last month". No verb or phrase list
+tells an update from an unrelated statement; four signals do, each general:
+
+- *the same subject*: the same speaker (``role``) said both;
+- *the same attribute*: their cosine stands far above the cosines of each to unrelated background
+  sentences (the floor's z-score, as in collapse.py, so e5's crowded cosines do not matter; the mean
+  of the two directions, as a short statement's background spread differs from a long one's);
+- *a different value*: they do not share most of their rare words (that would be a repeat, which
+  collapse.py folds into one hit instead);
+- *a later conversation*: the newer one was said in another session. Two statements of one
+  conversation ("I'm allergic to peanuts … I'm also allergic to shellfish") add up; the same attribute
+  restated in a later conversation is the user's state as it is now.
+
+And it applies only to a query about the present: a question in the grammar of the past ("where did I
+live in January?", "我以前住在哪") asks for the old value (``analysis.speaks_of_the_past``).
+
+The older one hands its place to the newer one (which may not have cleared the floor on its own: "I
+moved to Berlin last month" is far from "where do I live now?" on its face), exactly as a memory that
+consolidation superseded does in ``RecallPipeline._live``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from hindsight_core.recall.collapse import weighted_overlap
+from hindsight_core.types import Memory
+
+
+@dataclass(frozen=True)
+class Update:
+    """``older`` is superseded at recall time by ``newer`` (the newest of a chain)."""
+
+    older: str
+    newer: str
+
+
+def is_update(
+    old: Memory, new: Memory, *, z: float, overlap: float, bar: float, repeat_overlap: float
+) -> bool:
+    """Whether ``new`` restates ``old``'s attribute with another value, later (see the module doc)."""
+    return (
+        new.occurred_at > old.occurred_at
+        and old.role == new.role
+        and (old.session_id != new.session_id or old.session_id is None)
+        and z >= bar
+        and overlap < repeat_overlap
+    )
+
+
+def find_updates(
+    ordered: Sequence[tuple[str, float]],
+    kept: set[str],
+    memories: Mapping[str, Memory],
+    *,
+    vector: Callable[[str], np.ndarray | None],
+    pair_z: Callable[[np.ndarray, np.ndarray, str], float],
+    terms: Callable[[str], frozenset[str] | None],
+    idf: Callable[[str], float],
+    bar: float,
+    repeat_overlap: float,
+) -> list[Update]:
+    """The kept candidates that a newer candidate of ``ordered`` updates, each with its newest update.
+
+    Only kept memories can be superseded (an older value that did not reach the floor is not shown
+    anyway); the newer one may be any candidate the query reached."""
+    ids = [mid for mid, _ in ordered if mid in memories]
+    by_time = sorted(ids, key=lambda mid: memories[mid].occurred_at)
+    successor: dict[str, str] = {}
+    for i, old_id in enumerate(by_time):
+        old = memories[old_id]
+        vo, to = vector(old_id), terms(old_id)
+        if vo is None or to is None:
+            continue
+        for new_id in reversed(by_time[i + 1:]):  # the newest update wins
+            new = memories[new_id]
+            vn, tn = vector(new_id), terms(new_id)
+            if vn is None or tn is None:
+                continue
+            z = (pair_z(vo, vn, old.content) + pair_z(vn, vo, new.content)) / 2
+            if is_update(old, new, z=z, overlap=weighted_overlap(to, tn, idf), bar=bar,
+                         repeat_overlap=repeat_overlap):
+                successor[old_id] = new_id
+                break
+    updates: list[Update] = []
+    for old_id in ids:
+        if old_id not in kept or old_id not in successor:
+            continue
+        newest, seen = successor[old_id], {old_id}
+        while newest in successor and newest not in seen:
+            seen.add(newest)
+            newest = successor[newest]
+        updates.append(Update(older=old_id, newer=newest))
+    return updates
+
+
+def hand_over(
+    ordered: Sequence[tuple[str, float]], kept: set[str], updates: Sequence[Update]
+) -> tuple[list[tuple[str, float]], set[str]]:
+    """Each superseded candidate gives its place (its fused score, if higher) to its update."""
+    if not updates:
+        return list(ordered), kept
+    scores = dict(ordered)
+    older = {u.older for u in updates}
+    for u in updates:
+        scores[u.newer] = max(scores.get(u.newer, 0.0), scores[u.older])
+    out = sorted(((mid, s) for mid, s in scores.items() if mid not in older), key=lambda kv: -kv[1])
+    return out, (kept - older) | {u.newer for u in updates}
