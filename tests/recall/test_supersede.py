@@ -68,7 +68,8 @@ def test_a_raised_budget_replaces_the_old_one_in_chinese(engine: Hindsight) -> N
 
 
 def test_a_question_about_the_past_still_gets_the_old_value(engine: Hindsight) -> None:
-    _two_sessions(engine, "u:past", "Our backend uses MySQL 5.7.", "The team has migrated the backend to PostgreSQL 16.")
+    _two_sessions(engine, "u:past", "Our backend uses MySQL 5.7.",
+                  "The team has migrated the backend to PostgreSQL 16.")
     res = engine.recall("Which database did our backend use before?", "u:past", k=3, now=APR)
     assert "MySQL 5.7" in res.to_prompt()
     assert res.conflicts == []
