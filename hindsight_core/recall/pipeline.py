@@ -20,7 +20,7 @@ from hindsight_core.config import HindsightConfig
 from hindsight_core.context import Changes
 from hindsight_core.embeddings.base import Embedder
 from hindsight_core.recall import channels as ch
-from hindsight_core.recall.analysis import analyze, speaks_of_the_past
+from hindsight_core.recall.analysis import analyze
 from hindsight_core.recall.budget import pack
 from hindsight_core.recall.collapse import Sameness, collapse
 from hindsight_core.recall.corpus import Corpus, CorpusCache, VectorsFor
@@ -40,7 +40,7 @@ from hindsight_core.recall.log import LogEntry, RecallRecorder
 from hindsight_core.recall.profile import STANDING_KINDS
 from hindsight_core.recall.rerank import Reranker, rerank
 from hindsight_core.recall.scoring import final_score
-from hindsight_core.recall.supersede import Update, find_updates, hand_over
+from hindsight_core.recall.supersede import Update, asks_for_current_value, find_updates, hand_over
 from hindsight_core.recall.trace import FinalScore, FloorDecision, RecallTrace, TraceCandidate
 from hindsight_core.recall.types import Conflict, QueryAnalysis, RecallHit, RecallResult, render_hit
 from hindsight_core.store.sql import RelationalStore
@@ -394,10 +394,10 @@ class RecallPipeline:
         self, query: str, ordered: Sequence[tuple[str, float]], kept: set[str], fresh: dict[str, Memory],
         corpus: Corpus, english: np.ndarray, chinese: np.ndarray,
     ) -> list[Update]:
-        """Kept candidates that a newer candidate updates (supersede.py); none for a question about
-        the past, which asks for the old value."""
+        """Kept candidates that a newer candidate updates (supersede.py); only for a question about the
+        present (a question about the past asks for the old value, a request presupposes what it names)."""
         cfg = self.config.recall
-        if cfg.supersede_z is None or len(kept) == 0 or speaks_of_the_past(query):
+        if cfg.supersede_z is None or len(kept) == 0 or not asks_for_current_value(query):
             return []
 
         def vector(mid: str) -> np.ndarray | None:

@@ -16,8 +16,12 @@ tells an update from an unrelated statement; four signals do, each general:
   conversation ("I'm allergic to peanuts … I'm also allergic to shellfish") add up; the same attribute
   restated in a later conversation is the user's state as it is now.
 
-And it applies only to a query about the present: a question in the grammar of the past ("where did I
-live in January?", "我以前住在哪") asks for the old value (``analysis.speaks_of_the_past``).
+And it applies only to a *question about the present*. A question in the grammar of the past ("where
+did I live in January?", "我以前住在哪") asks for the old value (``analysis.speaks_of_the_past``). A
+request is not a question for a value: "suggest a dinner for my vegan diet" presupposes what it names,
+and recorded in a later session it must not pass for an update of "I am vegan" (the two are as close
+as an update and share as few rare words); the question form (a question mark, or a question about the
+user, ``analysis.is_about_user``) is grammar, not vocabulary.
 
 The older one hands its place to the newer one (which may not have cleared the floor on its own: "I
 moved to Berlin last month" is far from "where do I live now?" on its face), exactly as a memory that
@@ -30,6 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hindsight_core.recall.analysis import is_about_user, speaks_of_the_past
 from hindsight_core.recall.collapse import weighted_overlap
 from hindsight_core.types import Memory
 
@@ -40,6 +45,12 @@ class Update:
 
     older: str
     newer: str
+
+
+def asks_for_current_value(query: str) -> bool:
+    """A question (not a request), not in the grammar of the past."""
+    question = query.rstrip().endswith(("?", "？")) or is_about_user(query)
+    return question and not speaks_of_the_past(query)
 
 
 def is_update(
