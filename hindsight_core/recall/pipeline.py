@@ -411,8 +411,22 @@ class RecallPipeline:
         def pair_z(u: np.ndarray, v: np.ndarray, text: str) -> float:
             return _pair_z(u, v, chinese if is_cjk(text) else english)
 
+        nearest_of: dict[str, str | None] = {}
+
+        def nearest(mid: str) -> str | None:
+            if mid not in nearest_of:
+                i = corpus.position.get(mid)
+                if i is None:
+                    nearest_of[mid] = None
+                else:
+                    sims = corpus.vectors @ corpus.vectors[i]
+                    sims[sims >= 0.9999] = -1.0  # itself, and exact repeats of it
+                    nearest_of[mid] = corpus.memories[int(np.argmax(sims))].id
+            return nearest_of[mid]
+
         return find_updates(ordered, kept, fresh, vector=vector, pair_z=pair_z, terms=terms,
-                            idf=corpus.keyword.smooth_idf, bar=cfg.supersede_z, repeat_overlap=cfg.collapse_overlap)
+                            idf=corpus.keyword.smooth_idf, bar=cfg.supersede_z, repeat_overlap=cfg.collapse_overlap,
+                            nearest=nearest)
 
     def _similarity(self, memory: Memory, query_vector: np.ndarray) -> float:
         vector = self.outbox.vectors_for([memory])[memory.id]
