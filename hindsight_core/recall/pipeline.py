@@ -411,18 +411,20 @@ class RecallPipeline:
         def pair_z(u: np.ndarray, v: np.ndarray, text: str) -> float:
             return _pair_z(u, v, chinese if is_cjk(text) else english)
 
-        nearest_of: dict[str, str | None] = {}
+        nearest_of: dict[tuple[str, bool], str | None] = {}
 
-        def nearest(mid: str) -> str | None:
-            if mid not in nearest_of:
+        def nearest(mid: str, later: bool) -> str | None:
+            if (mid, later) not in nearest_of:
                 i = corpus.position.get(mid)
-                if i is None:
-                    nearest_of[mid] = None
-                else:
+                found = None
+                if i is not None:
                     sims = corpus.vectors @ corpus.vectors[i]
-                    sims[sims >= 0.9999] = -1.0  # itself, and exact repeats of it
-                    nearest_of[mid] = corpus.memories[int(np.argmax(sims))].id
-            return nearest_of[mid]
+                    side = corpus.occurred > corpus.occurred[i] if later else corpus.occurred < corpus.occurred[i]
+                    sims = np.where(side & (sims < 0.9999), sims, -2.0)  # exact repeats are not another value
+                    j = int(np.argmax(sims))
+                    found = corpus.memories[j].id if sims[j] > -2.0 else None
+                nearest_of[(mid, later)] = found
+            return nearest_of[(mid, later)]
 
         return find_updates(ordered, kept, fresh, vector=vector, pair_z=pair_z, terms=terms,
                             idf=corpus.keyword.smooth_idf, bar=cfg.supersede_z, repeat_overlap=cfg.collapse_overlap,

@@ -12,10 +12,12 @@ tells an update from an unrelated statement; four signals do, each general:
   of the two directions, as a short statement's background spread differs from a long one's);
 - *a different value*: they do not share most of their rare words (that would be a repeat, which
   collapse.py folds into one hit instead);
-- *each other's closest*: each is the other's nearest neighbour among the namespace's memories. In a
-  long conversation one speaker says many things about one topic, all close to each other (LoCoMo:
-  with the background z alone, a friend's later remark on a hobby replaced every earlier one and cost
-  0.16 recall@10); an update and what it replaces stand out from the rest of the namespace as a pair;
+- *each other's closest*: the newer one is the closest to the older of all later memories of the
+  namespace, and the older the closest to the newer of all earlier ones. In a long conversation one
+  speaker says many things about one topic, all close to each other (LoCoMo: with the background z
+  alone, later remarks on a topic replaced earlier ones and cost 0.16 recall@10); an update and what it
+  replaces stand out from the rest as a pair, and a chain of updates (Shanghai, Hangzhou, Nanjing) is a
+  chain of such pairs;
 - *a later conversation*: the newer one was said in another session. Two statements of one
   conversation ("I'm allergic to peanuts … I'm also allergic to shellfish") add up; the same attribute
   restated in a later conversation is the user's state as it is now.
@@ -81,31 +83,41 @@ def find_updates(
     idf: Callable[[str], float],
     bar: float,
     repeat_overlap: float,
-    nearest: Callable[[str], str | None],
+    nearest: Callable[[str, bool], str | None],
 ) -> list[Update]:
     """The kept candidates that a newer candidate of ``ordered`` updates, each with its newest update.
 
     Only kept memories can be superseded (an older value that did not reach the floor is not shown
-    anyway); the newer one may be any candidate the query reached. ``nearest(id)`` is the memory of
-    the namespace closest to ``id`` (other than an exact repeat of it)."""
+    anyway); the newer one may be any candidate the query reached. ``nearest(id, later)`` is the memory
+    of the namespace closest to ``id`` among those after it (``later``) or before it (not an exact
+    repeat of it)."""
     ids = [mid for mid, _ in ordered if mid in memories]
     by_time = sorted(ids, key=lambda mid: memories[mid].occurred_at)
     successor: dict[str, str] = {}
-    for i, old_id in enumerate(by_time):
+    for i in reversed(range(len(by_time))):  # newest first, so that a chain's later links are known
+        old_id = by_time[i]
         old = memories[old_id]
         vo, to = vector(old_id), terms(old_id)
         if vo is None or to is None:
             continue
-        for new_id in reversed(by_time[i + 1:]):  # the newest update wins
+        possible: set[str] = set()
+        for new_id in by_time[i + 1:]:
             new = memories[new_id]
             vn, tn = vector(new_id), terms(new_id)
             if vn is None or tn is None:
                 continue
             z = (pair_z(vo, vn, old.content) + pair_z(vn, vo, new.content)) / 2
             if is_update(old, new, z=z, overlap=weighted_overlap(to, tn, idf), bar=bar,
-                         repeat_overlap=repeat_overlap) and nearest(old_id) == new_id and nearest(new_id) == old_id:
-                successor[old_id] = new_id
-                break
+                         repeat_overlap=repeat_overlap):
+                possible.add(new_id)
+        if not possible:  # the namespace-wide look only when a pair qualifies
+            continue
+        target = nearest(old_id, True)
+        if target not in possible:
+            continue
+        back = nearest(target, False)  # the target's closest earlier: this one, or a link of its chain
+        if back == old_id or (back is not None and successor.get(back) == target):
+            successor[old_id] = target
     updates: list[Update] = []
     for old_id in ids:
         if old_id not in kept or old_id not in successor:
