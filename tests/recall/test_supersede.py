@@ -1,6 +1,6 @@
-"""Issue 12, recall-time updates: when recall meets an older and a newer statement of the same attribute,
-the newer one is shown and the older reported as superseded — before any consolidation, without a
-verb list."""
+"""Issue 12, recall-time updates (opt-in, ``recall.supersede_z``): when recall meets an older and a newer
+statement of the same attribute, the newer one is shown and the older reported as superseded — before
+any consolidation, without a verb list."""
 
 from __future__ import annotations
 
@@ -29,6 +29,14 @@ FILLER_ZH = [
     ("user", "有什么练习打字的好办法？"),
     ("assistant", "每天用打字软件练十五分钟。"),
 ]
+
+
+@pytest.fixture
+def engine(tmp_path: Path, clock: Any, embedder: Any) -> Iterator[Hindsight]:
+    hs = Hindsight(tmp_path / "updates", clock=clock, embedder=embedder,
+                   config=HindsightConfig(recall=RecallConfig(supersede_z=2.7)))
+    yield hs
+    hs.close()
 
 
 def _session(hs: Hindsight, ns: str, session: str, start: datetime, turns: list[tuple[str, str]]) -> None:
@@ -105,13 +113,12 @@ def test_the_newest_of_three_values_is_shown(engine: Hindsight) -> None:
 
 @pytest.fixture
 def plain_engine(tmp_path: Path, clock: Any, embedder: Any) -> Iterator[Hindsight]:
-    hs = Hindsight(tmp_path / "plain", clock=clock, embedder=embedder,
-                   config=HindsightConfig(recall=RecallConfig(supersede_z=None)))
+    hs = Hindsight(tmp_path / "plain", clock=clock, embedder=embedder)
     yield hs
     hs.close()
 
 
-def test_switched_off_both_values_are_shown(plain_engine: Hindsight) -> None:
+def test_by_default_both_values_are_shown(plain_engine: Hindsight) -> None:
     _two_sessions(plain_engine, "u:off", "Our backend uses MySQL 5.7.",
                   "The team has migrated the backend to PostgreSQL 16.")
     res = plain_engine.recall("Which database does our backend run on?", "u:off", k=3, now=APR)
