@@ -4,6 +4,7 @@ Runs every scenario of a file in the format of ``bench/scenarios/`` against a fr
 text the memory layer would inject (``RecallResult.to_prompt()``) and reports pass/fail per scenario.
 
     .venv/bin/python benchmarks/scenarios.py --data ../shared/bench/scenarios/scenarios_dev.json [--json OUT]
+        [--set supersede_z=2.7]    # a RecallConfig field, for an opt-in mechanism or an ablation
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hindsight_core import Hindsight
+from hindsight_core import Hindsight, HindsightConfig
 from hindsight_core.embeddings.base import Embedder
 
 
@@ -79,13 +80,14 @@ def check(prompt: str, query: dict[str, Any]) -> list[str]:
     return problems
 
 
-def run_scenario(scenario: dict[str, Any], workdir: Path, embedder: Embedder) -> Outcome:
+def run_scenario(scenario: dict[str, Any], workdir: Path, embedder: Embedder,
+                 config: HindsightConfig | None = None) -> Outcome:
     needs = [name for name, flag in (("consolidate", scenario.get("consolidate")),
                                      ("procedures", scenario.get("procedures"))) if flag]
     outcome = Outcome(id=str(scenario.get("id", "?")), passed=False, needs=needs)
     first = min((_when(s["start"]) for s in scenario.get("sessions", [])), default=None)
     clock = Clock(first or _when(scenario["queries"][0]["at"]))
-    hs = Hindsight(workdir, clock=clock, embedder=embedder)
+    hs = Hindsight(workdir, clock=clock, embedder=embedder, config=config)
     try:
         namespace = scenario["namespace"]
         for other in scenario.get("other_namespaces") or []:
@@ -116,7 +118,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, required=True)
     parser.add_argument("--json", type=Path)
     parser.add_argument("--verbose", action="store_true", help="print the injected text of failures")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a RecallConfig field, e.g. --set supersede_z=2.7")
     args = parser.parse_args(argv)
+    config = HindsightConfig()
+    for key, value in (item.split("=", 1) for item in args.set):
+        setattr(config.recall, key, json.loads(value) if value[:1] in "0123456789-[{tfn" else value)
     scenarios = json.loads(args.data.read_text())
     from hindsight_core.embeddings.e5 import E5Embedder
 
@@ -124,7 +131,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     outcomes: list[Outcome] = []
     with tempfile.TemporaryDirectory() as tmp:
         for n, scenario in enumerate(scenarios):
-            outcomes.append(run_scenario(scenario, Path(tmp) / f"s{n}", embedder))
+            outcomes.append(run_scenario(scenario, Path(tmp) / f"s{n}", embedder, config))
     print("| scenario | needs | result | detail |\n|---|---|---|---|")
     for o in outcomes:
         detail = o.error or "; ".join(p for q in o.queries for p in q.problems)

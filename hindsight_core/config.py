@@ -123,6 +123,12 @@ class RecallConfig(BaseModel):
     collapse_duplicate_z: float | None = 5.5
     #: The share of idf-weighted terms two near-duplicates must have in common.
     collapse_overlap: float = 0.6
+    #: Recall-time updates (supersede.py): a kept memory is superseded by a newer candidate of the same
+    #: speaker, said in a later session, whose cosine to it stands this many standard deviations above
+    #: the background (mean of both directions), each the other's closest in time order, and that does
+    #: not share ``collapse_overlap`` of its rare words. ``None`` (the default): off — at 2.7 it passes the
+    #: update scenarios but cost LoCoMo dev held-out recall@10 0.016 (docs/benchmarks.md).
+    supersede_z: float | None = None
     #: Each injected memory is cut to this many tokens; each cited source excerpt to fewer.
     max_memory_tokens: int = 160
     source_excerpt_tokens: int = 40

@@ -41,6 +41,7 @@ from hindsight_core.recall.log import LogEntry, RecallRecorder
 from hindsight_core.recall.profile import STANDING_KINDS
 from hindsight_core.recall.rerank import Reranker, rerank
 from hindsight_core.recall.scoring import final_score
+from hindsight_core.recall.supersede import Update, asks_for_current_value, find_updates, hand_over
 from hindsight_core.recall.trace import FinalScore, FloorDecision, RecallTrace, TraceCandidate
 from hindsight_core.recall.types import Conflict, QueryAnalysis, RecallHit, RecallResult, render_hit
 from hindsight_core.store.sql import RelationalStore
@@ -93,6 +94,7 @@ class _Part:
     keep: list[tuple[str, float]]
     history: bool
     rates: dict[Layer, float]
+    updates: list[Update]
 
 
 class RecallPipeline:
@@ -241,7 +243,7 @@ class RecallPipeline:
         conflicts: list[Conflict] = []
         for p in [] if past else parts:
             mine = [h for h in injected if h.memory.namespace == p.namespace]
-            conflicts += self._conflicts(p.namespace, mine, p.replaced, p.fresh, p.corpus.has_superseded)
+            conflicts += self._conflicts(p.namespace, mine, p.replaced, p.fresh, p.corpus.has_superseded, p.updates)
         result = RecallResult(query=query, namespace=root_ns, hits=injected, conflicts=conflicts, analysis=analysis,
                               degraded=sorted(set(degraded)))
         result.tokens = self.counter.count(result.to_prompt())
@@ -357,10 +359,14 @@ class RecallPipeline:
                                      rerank=reranked.get(mid) if reranked else None)
         history = bool(analysis.history_cues or window or analysis.about_user)
         kept = apply_floor(evidence, cfg, history=history, size=corpus.size)
+        # 6a. recall-time updates (supersede.py): an older value hands its place to the newer one
+        updates = self._updates(query, ordered, kept, fresh, corpus, english, chinese)
+        ordered, kept = hand_over(ordered, kept, updates)
         return _Part(
             namespace=namespace, corpus=corpus, rankings=rankings, weights=weights, ordered=ordered,
             replaced=replaced, fresh=fresh, reranked=reranked, evidence=evidence, kept=kept,
             keep=[(mid, score) for mid, score in ordered if mid in kept], history=history, rates=rates,
+            updates=updates,
         )
 
     def _final_scores(
@@ -508,9 +514,7 @@ class RecallPipeline:
             return None if i is None else corpus.keyword.terms[i]
 
         def pair_z(u: np.ndarray, v: np.ndarray, text: str) -> float:
-            background = chinese if is_cjk(text) else english
-            sims = background @ u
-            return float((float(u @ v) - sims.mean()) / max(float(sims.std()), 1e-3))
+            return _pair_z(u, v, chinese if is_cjk(text) else english)
 
         def adjacent(a: str, b: str) -> bool:
             i, j = corpus.position.get(a), corpus.position.get(b)
@@ -520,6 +524,46 @@ class RecallPipeline:
                         overlap=cfg.collapse_overlap)
         return collapse(scored, vector=vector, pair_z=pair_z, terms=terms, idf=corpus.keyword.smooth_idf,
                         adjacent=adjacent, same=same)
+
+    def _updates(
+        self, query: str, ordered: Sequence[tuple[str, float]], kept: set[str], fresh: dict[str, Memory],
+        corpus: Corpus, english: np.ndarray, chinese: np.ndarray,
+    ) -> list[Update]:
+        """Kept candidates that a newer candidate updates (supersede.py); only for a question about the
+        present (a question about the past asks for the old value, a request presupposes what it names)."""
+        cfg = self.config.recall
+        if cfg.supersede_z is None or len(kept) == 0 or not asks_for_current_value(query):
+            return []
+
+        def vector(mid: str) -> np.ndarray | None:
+            i = corpus.position.get(mid)
+            return None if i is None else corpus.vectors[i]
+
+        def terms(mid: str) -> frozenset[str] | None:
+            i = corpus.position.get(mid)
+            return None if i is None else corpus.keyword.terms[i]
+
+        def pair_z(u: np.ndarray, v: np.ndarray, text: str) -> float:
+            return _pair_z(u, v, chinese if is_cjk(text) else english)
+
+        nearest_of: dict[tuple[str, bool], str | None] = {}
+
+        def nearest(mid: str, later: bool) -> str | None:
+            if (mid, later) not in nearest_of:
+                i = corpus.position.get(mid)
+                found = None
+                if i is not None:
+                    sims = corpus.vectors @ corpus.vectors[i]
+                    side = corpus.occurred > corpus.occurred[i] if later else corpus.occurred < corpus.occurred[i]
+                    sims = np.where(side & (sims < 0.9999), sims, -2.0)  # exact repeats are not another value
+                    j = int(np.argmax(sims))
+                    found = corpus.memories[j].id if sims[j] > -2.0 else None
+                nearest_of[(mid, later)] = found
+            return nearest_of[(mid, later)]
+
+        return find_updates(ordered, kept, fresh, vector=vector, pair_z=pair_z, terms=terms,
+                            idf=corpus.keyword.smooth_idf, bar=cfg.supersede_z, repeat_overlap=cfg.collapse_overlap,
+                            nearest=nearest)
 
     def _similarity(self, memory: Memory, query_vector: np.ndarray) -> float:
         vector = self.outbox.vectors_for([memory])[memory.id]
@@ -603,9 +647,9 @@ class RecallPipeline:
 
     def _conflicts(
         self, namespace: str, injected: Sequence[RecallHit], replaced: dict[str, str], fresh: dict[str, Memory],
-        has_superseded: bool,
+        has_superseded: bool, updates: Sequence[Update] = (),
     ) -> list[Conflict]:
-        if not injected or not (has_superseded or replaced):
+        if not injected or not (has_superseded or replaced or updates):
             return []
         by_id = {h.memory.id: h.memory for h in injected}
         ids = list(by_id)
@@ -617,8 +661,9 @@ class RecallPipeline:
         )
         conflicts = [Conflict(superseded=m, successor=by_id[m.superseded_by]) for m in old if m.superseded_by]
         seen = {c.superseded.id for c in conflicts}
-        for successor_id, old_id in replaced.items():
+        for successor_id, old_id in [*replaced.items(), *((u.newer, u.older) for u in updates)]:
             if successor_id in by_id and old_id not in seen and old_id in fresh:
+                seen.add(old_id)
                 conflicts.append(Conflict(superseded=fresh[old_id], successor=by_id[successor_id]))
         return conflicts
 
@@ -652,3 +697,9 @@ class RecallPipeline:
             self.recorder.flush()
         except Exception as exc:  # the buffer is kept by the next flush attempt; recall must not fail
             log.warning("recall log flush failed: %s", exc)
+
+
+def _pair_z(u: np.ndarray, v: np.ndarray, background: np.ndarray) -> float:
+    """How far the cosine of two memories stands above ``u``'s cosines to unrelated sentences."""
+    sims = background @ u
+    return float((float(u @ v) - sims.mean()) / max(float(sims.std()), 1e-3))

@@ -1,0 +1,144 @@
+"""Recall-time updates: when a query meets two memories that state the same thing about the same
+subject with different values, the newer one is shown and the older reported as superseded — before any
+consolidation has linked them.
+
+"Our backend uses MySQL 5.7" and, weeks later, "the team has migrated the backend to PostgreSQL 16";
+"I live in Munich" and, in a later conversation, "I moved to Berlin last month". No verb or phrase list
+tells an update from an unrelated statement; four signals do, each general:
+
+- *the same subject*: the same speaker (``role``) said both;
+- *the same attribute*: their cosine stands far above the cosines of each to unrelated background
+  sentences (the floor's z-score, as in collapse.py, so e5's crowded cosines do not matter; the mean
+  of the two directions, as a short statement's background spread differs from a long one's);
+- *a different value*: they do not share most of their rare words (that would be a repeat, which
+  collapse.py folds into one hit instead);
+- *each other's closest*: the newer one is the closest to the older of all later memories of the
+  namespace, and the older the closest to the newer of all earlier ones. In a long conversation one
+  speaker says many things about one topic, all close to each other (LoCoMo: with the background z
+  alone, later remarks on a topic replaced earlier ones and cost 0.16 recall@10); an update and what it
+  replaces stand out from the rest as a pair, and a chain of updates (Shanghai, Hangzhou, Nanjing) is a
+  chain of such pairs;
+- *a later conversation*: the newer one was said in another session. Two statements of one
+  conversation ("I'm allergic to peanuts … I'm also allergic to shellfish") add up; the same attribute
+  restated in a later conversation is the user's state as it is now.
+
+And it applies only to a *question about the present*. A question in the grammar of the past ("where
+did I live in January?", "我以前住在哪") asks for the old value (``analysis.speaks_of_the_past``). A
+request is not a question for a value: "suggest a dinner for my vegan diet" presupposes what it names,
+and recorded in a later session it must not pass for an update of "I am vegan" (the two are as close
+as an update and share as few rare words); the question form (a question mark, or a question about the
+user, ``analysis.is_about_user``) is grammar, not vocabulary.
+
+The older one hands its place to the newer one (which may not have cleared the floor on its own: "I
+moved to Berlin last month" is far from "where do I live now?" on its face), exactly as a memory that
+consolidation superseded does in ``RecallPipeline._live``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from hindsight_core.recall.analysis import is_about_user, speaks_of_the_past
+from hindsight_core.recall.collapse import weighted_overlap
+from hindsight_core.types import Memory
+
+
+@dataclass(frozen=True)
+class Update:
+    """``older`` is superseded at recall time by ``newer`` (the newest of a chain)."""
+
+    older: str
+    newer: str
+
+
+def asks_for_current_value(query: str) -> bool:
+    """A question (not a request), not in the grammar of the past."""
+    question = query.rstrip().endswith(("?", "？")) or is_about_user(query)
+    return question and not speaks_of_the_past(query)
+
+
+def is_update(
+    old: Memory, new: Memory, *, z: float, overlap: float, bar: float, repeat_overlap: float
+) -> bool:
+    """Whether ``new`` restates ``old``'s attribute with another value, later (see the module doc)."""
+    return (
+        new.occurred_at > old.occurred_at
+        and old.role == new.role
+        and (old.session_id != new.session_id or old.session_id is None)
+        and z >= bar
+        and overlap < repeat_overlap
+    )
+
+
+def find_updates(
+    ordered: Sequence[tuple[str, float]],
+    kept: set[str],
+    memories: Mapping[str, Memory],
+    *,
+    vector: Callable[[str], np.ndarray | None],
+    pair_z: Callable[[np.ndarray, np.ndarray, str], float],
+    terms: Callable[[str], frozenset[str] | None],
+    idf: Callable[[str], float],
+    bar: float,
+    repeat_overlap: float,
+    nearest: Callable[[str, bool], str | None],
+) -> list[Update]:
+    """The kept candidates that a newer candidate of ``ordered`` updates, each with its newest update.
+
+    Only kept memories can be superseded (an older value that did not reach the floor is not shown
+    anyway); the newer one may be any candidate the query reached. ``nearest(id, later)`` is the memory
+    of the namespace closest to ``id`` among those after it (``later``) or before it (not an exact
+    repeat of it)."""
+    ids = [mid for mid, _ in ordered if mid in memories]
+    by_time = sorted(ids, key=lambda mid: memories[mid].occurred_at)
+    successor: dict[str, str] = {}
+    for i in reversed(range(len(by_time))):  # newest first, so that a chain's later links are known
+        old_id = by_time[i]
+        old = memories[old_id]
+        vo, to = vector(old_id), terms(old_id)
+        if vo is None or to is None:
+            continue
+        possible: set[str] = set()
+        for new_id in by_time[i + 1:]:
+            new = memories[new_id]
+            vn, tn = vector(new_id), terms(new_id)
+            if vn is None or tn is None:
+                continue
+            z = (pair_z(vo, vn, old.content) + pair_z(vn, vo, new.content)) / 2
+            if is_update(old, new, z=z, overlap=weighted_overlap(to, tn, idf), bar=bar,
+                         repeat_overlap=repeat_overlap):
+                possible.add(new_id)
+        if not possible:  # the namespace-wide look only when a pair qualifies
+            continue
+        target = nearest(old_id, True)
+        if target not in possible:
+            continue
+        back = nearest(target, False)  # the target's closest earlier: this one, or a link of its chain
+        if back == old_id or (back is not None and successor.get(back) == target):
+            successor[old_id] = target
+    updates: list[Update] = []
+    for old_id in ids:
+        if old_id not in kept or old_id not in successor:
+            continue
+        newest, seen = successor[old_id], {old_id}
+        while newest in successor and newest not in seen:
+            seen.add(newest)
+            newest = successor[newest]
+        updates.append(Update(older=old_id, newer=newest))
+    return updates
+
+
+def hand_over(
+    ordered: Sequence[tuple[str, float]], kept: set[str], updates: Sequence[Update]
+) -> tuple[list[tuple[str, float]], set[str]]:
+    """Each superseded candidate gives its place (its fused score, if higher) to its update."""
+    if not updates:
+        return list(ordered), kept
+    scores = dict(ordered)
+    older = {u.older for u in updates}
+    for u in updates:
+        scores[u.newer] = max(scores.get(u.newer, 0.0), scores[u.older])
+    out = sorted(((mid, s) for mid, s in scores.items() if mid not in older), key=lambda kv: -kv[1])
+    return out, (kept - older) | {u.newer for u in updates}

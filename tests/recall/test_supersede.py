@@ -1,0 +1,127 @@
+"""Issue 12, recall-time updates (opt-in, ``recall.supersede_z``): when recall meets an older and a newer
+statement of the same attribute, the newer one is shown and the older reported as superseded — before
+any consolidation, without a verb list."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hindsight_core import Hindsight
+from hindsight_core.config import HindsightConfig, RecallConfig
+
+JAN = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+MAR = datetime(2026, 3, 20, 9, 0, tzinfo=UTC)
+APR = datetime(2026, 4, 9, 15, 0, tzinfo=UTC)
+FILLER = [
+    ("user", "Can you explain how compound interest works?"),
+    ("assistant", "Interest is added to the principal, so later interest is earned on earlier interest."),
+    ("user", "What's a good way to learn touch typing?"),
+    ("assistant", "Practice daily for fifteen minutes with a typing tutor."),
+]
+FILLER_ZH = [
+    ("user", "复利是怎么计算的？"),
+    ("assistant", "利息会计入本金，之后的利息也按新本金计算。"),
+    ("user", "有什么练习打字的好办法？"),
+    ("assistant", "每天用打字软件练十五分钟。"),
+]
+
+
+@pytest.fixture
+def engine(tmp_path: Path, clock: Any, embedder: Any) -> Iterator[Hindsight]:
+    hs = Hindsight(tmp_path / "updates", clock=clock, embedder=embedder,
+                   config=HindsightConfig(recall=RecallConfig(supersede_z=2.7)))
+    yield hs
+    hs.close()
+
+
+def _session(hs: Hindsight, ns: str, session: str, start: datetime, turns: list[tuple[str, str]]) -> None:
+    hs.record_many([{"content": text, "role": role, "session_id": session, "occurred_at": start + timedelta(minutes=i)}
+                    for i, (role, text) in enumerate(turns)], ns)
+
+
+def _two_sessions(hs: Hindsight, ns: str, old: str, new: str, filler: list[tuple[str, str]] = FILLER,
+                  new_role: str = "user") -> None:
+    _session(hs, ns, "s1", JAN, [("user", old), *filler])
+    _session(hs, ns, "s2", MAR, [(new_role, new), *filler])
+
+
+def test_a_move_in_a_later_conversation_replaces_the_old_city(engine: Hindsight) -> None:
+    _two_sessions(engine, "u:berlin", "I live in Munich, near the English Garden.", "I moved to Berlin last month.")
+    res = engine.recall("Where do I live now?", "u:berlin", k=3, now=APR)
+    prompt = res.to_prompt()
+    assert "Berlin" in prompt and "Munich" not in prompt
+    assert [(c.superseded.content, c.successor.content) for c in res.conflicts] == [
+        ("I live in Munich, near the English Garden.", "I moved to Berlin last month.")]
+
+
+def test_a_migration_replaces_the_old_database(engine: Hindsight) -> None:
+    _two_sessions(engine, "u:db", "Our backend uses MySQL 5.7.", "The team has migrated the backend to PostgreSQL 16.")
+    res = engine.recall("Which database does our backend run on?", "u:db", k=3, now=APR)
+    prompt = res.to_prompt()
+    assert "PostgreSQL 16" in prompt and "MySQL" not in prompt
+    assert [c.superseded.content for c in res.conflicts] == ["Our backend uses MySQL 5.7."]
+
+
+def test_a_raised_budget_replaces_the_old_one_in_chinese(engine: Hindsight) -> None:
+    _two_sessions(engine, "u:budget", "这次装修的预算是五万元。", "装修预算提高到八万元了。", FILLER_ZH)
+    res = engine.recall("我的装修预算是多少？", "u:budget", k=3, now=APR)
+    prompt = res.to_prompt()
+    assert "八万" in prompt and "五万" not in prompt
+    assert [c.successor.content for c in res.conflicts] == ["装修预算提高到八万元了。"]
+
+
+def test_a_question_about_the_past_still_gets_the_old_value(engine: Hindsight) -> None:
+    _two_sessions(engine, "u:past", "Our backend uses MySQL 5.7.",
+                  "The team has migrated the backend to PostgreSQL 16.")
+    res = engine.recall("Which database did our backend use before?", "u:past", k=3, now=APR)
+    assert "MySQL 5.7" in res.to_prompt()
+    assert res.conflicts == []
+
+
+def test_two_statements_of_one_conversation_add_up(engine: Hindsight) -> None:
+    _session(engine, "u:allergies", "s1", JAN, [("user", "I'm allergic to peanuts."), *FILLER,
+                                                ("user", "I'm also allergic to shellfish.")])
+    res = engine.recall("Do I have any food allergies?", "u:allergies", k=3, now=APR)
+    prompt = res.to_prompt()
+    assert "peanuts" in prompt and "shellfish" in prompt
+    assert res.conflicts == []
+
+
+def test_another_speaker_does_not_update_what_the_user_said(engine: Hindsight) -> None:
+    _two_sessions(engine, "u:speaker", "Our backend uses MySQL 5.7.",
+                  "The team has migrated the backend to PostgreSQL 16.", new_role="assistant")
+    res = engine.recall("Which database does our backend run on?", "u:speaker", k=3, now=APR)
+    assert "MySQL 5.7" in res.to_prompt()
+    assert all(c.superseded.content != "Our backend uses MySQL 5.7." for c in res.conflicts)
+
+
+def test_the_newest_of_three_values_is_shown(engine: Hindsight) -> None:
+    _two_sessions(engine, "u:chain", "我住在上海徐汇区。", "我上个月搬到杭州了。", FILLER_ZH)
+    _session(engine, "u:chain", "s3", APR - timedelta(days=2), [("user", "我又搬家了，现在住在南京。"), *FILLER_ZH])
+    res = engine.recall("我现在住在哪个城市？", "u:chain", k=3, now=APR)
+    prompt = res.to_prompt()
+    assert "南京" in prompt and "上海" not in prompt and "杭州" not in prompt
+    # what would have been shown is reported, superseded by the newest value
+    assert "我住在上海徐汇区。" in {c.superseded.content for c in res.conflicts}
+    assert {c.successor.content for c in res.conflicts} == {"我又搬家了，现在住在南京。"}
+
+
+@pytest.fixture
+def plain_engine(tmp_path: Path, clock: Any, embedder: Any) -> Iterator[Hindsight]:
+    hs = Hindsight(tmp_path / "plain", clock=clock, embedder=embedder)
+    yield hs
+    hs.close()
+
+
+def test_by_default_both_values_are_shown(plain_engine: Hindsight) -> None:
+    _two_sessions(plain_engine, "u:off", "Our backend uses MySQL 5.7.",
+                  "The team has migrated the backend to PostgreSQL 16.")
+    res = plain_engine.recall("Which database does our backend run on?", "u:off", k=3, now=APR)
+    prompt = res.to_prompt()
+    assert "MySQL 5.7" in prompt and "PostgreSQL 16" in prompt
+    assert res.conflicts == []
