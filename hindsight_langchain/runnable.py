@@ -30,6 +30,7 @@ from hindsight_core.integration import (  # noqa: E402
     InvalidInputError,
     NamespaceTemplate,
     fill_namespace,
+    require_namespace,
     resolve_engine,
     template_fields,
 )
@@ -74,6 +75,13 @@ class HindsightRunnable(RunnableSerializable[dict[str, Any], Any]):
     _engine: Any = PrivateAttr(default=None)
     _fields: list[str] = PrivateAttr(default_factory=list)
     _last_recall: Any = PrivateAttr(default=None)
+
+    def __init__(self, **data: Any) -> None:
+        # Checked before pydantic runs, so ``namespace=None`` raises InvalidInputError with the hint every
+        # adapter gives, not a ValidationError about str and tuple types.
+        if "namespace" in data and data["namespace"] is None:
+            require_namespace(None, who="with_memory")
+        super().__init__(**data)
 
     @model_validator(mode="after")
     def _connect(self) -> HindsightRunnable:

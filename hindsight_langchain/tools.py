@@ -14,7 +14,9 @@ from hindsight_core.integration import require
 
 require("langchain_core", "langchain")
 
+from langchain_core.callbacks import BaseCallbackManager  # noqa: E402
 from langchain_core.runnables import RunnableConfig  # noqa: E402
+from langchain_core.runnables.config import patch_config  # noqa: E402
 from langchain_core.tools import StructuredTool  # noqa: E402
 
 from hindsight_core.integration import (  # noqa: E402
@@ -69,19 +71,24 @@ def recall_tool(
     name: str = RECALL_TOOL_NAME,
 ) -> StructuredTool:
     """A tool returning what long-term memory holds about a query, as the text recall would inject
-    (the recall is a retriever run in the agent's callbacks). It searches the namespace's subtree:
+    (the recall is a retriever run under the tool's run in the agent's callbacks). It searches the namespace's subtree:
     ``"user:{user_id}"`` finds the user's turns, store items and saved facts alike."""
     scope = _Scope(namespace, "recall_tool")
     hs = resolve_engine(engine)
 
     options: dict[str, Any] = {"k": k, "budget_tokens": budget_tokens, "subtree": True}
 
-    def recall_memory(query: str, config: RunnableConfig) -> str:
-        result = traced_recall(hs, query_text(query), scope(config), config, **options)
+    def _traced(config: RunnableConfig, callbacks: BaseCallbackManager | None) -> RunnableConfig:
+        # ``config`` is what the tool was called with, so a recall traced with it would sit beside the
+        # tool run; ``callbacks`` is the tool run's child manager, which hangs the recall under it.
+        return patch_config(config, callbacks=callbacks) if callbacks is not None else config
+
+    def recall_memory(query: str, config: RunnableConfig, callbacks: BaseCallbackManager | None = None) -> str:
+        result = traced_recall(hs, query_text(query), scope(config), _traced(config, callbacks), **options)
         return result.to_prompt() or NOTHING
 
-    async def arecall_memory(query: str, config: RunnableConfig) -> str:
-        result = await atraced_recall(hs, query_text(query), scope(config), config, **options)
+    async def arecall_memory(query: str, config: RunnableConfig, callbacks: BaseCallbackManager | None = None) -> str:
+        result = await atraced_recall(hs, query_text(query), scope(config), _traced(config, callbacks), **options)
         return result.to_prompt() or NOTHING
 
     return StructuredTool.from_function(

@@ -6,20 +6,30 @@ the root erases all of it; tool calls and tool results are never injected."""
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from langchain.agents import create_agent
 from langchain.tools import ToolRuntime, tool
+from langchain_classic.chains import ConversationChain
 from langchain_core.messages import AIMessage, SystemMessage
+from langchain_core.prompts import ChatPromptTemplate
 from langgraph.checkpoint.memory import InMemorySaver
 
 from hindsight_core import Hindsight, InvalidInputError
-from hindsight_langchain import HindsightMemoryMiddleware, HindsightRetriever, HindsightStore, retain_tool
+from hindsight_langchain import (
+    HindsightMemory,
+    HindsightMemoryMiddleware,
+    HindsightRetriever,
+    HindsightStore,
+    retain_tool,
+    with_memory,
+)
 from hindsight_langchain.tools import recall_tool
 
-from .conftest import RecordingToolModel
+from .conftest import RecordingListModel, RecordingToolModel
 
 SISTER = "My sister Mei lives in Chengdu and teaches piano."
 DIET = "Ana follows a strict vegan diet, no eggs or dairy."
@@ -170,3 +180,58 @@ def test_a_user_id_with_the_separator_is_refused(hs: Hindsight, ns: str) -> None
     with pytest.raises(InvalidInputError, match="contains '/'"):
         store.put(("memories", "ana/x"), "k", {"text": "x"})
     assert hs.store.namespaces_under(f"{ns}:ana") == []
+
+
+# -- a fact in a child of the user's root reaches every adapter configured for the root ------------------
+
+NEIGHBOUR = "Anabel is allergic to eggs and avoids all dairy."
+QUESTION = "Can I eat eggs or dairy tonight?"
+
+
+def _children(hs: Hindsight, ns: str) -> tuple[str, str]:
+    """Ana's fact in a child of her root, the neighbour's in a child of his; the two roots."""
+    ana, anabel = f"{ns}:ana", f"{ns}:anabel"
+    hs.record(DIET, namespace=f"{ana}/store:memories")
+    hs.record(NEIGHBOUR, namespace=f"{anabel}/store:memories")
+    return ana, anabel
+
+
+def _conversation_prompt(hs: Hindsight, namespace: str) -> str:
+    model = RecordingListModel(responses=["Sure."])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        chain = ConversationChain(llm=model, memory=HindsightMemory(namespace=namespace, engine=hs))
+    chain.invoke({"input": QUESTION})
+    return str(model.prompts[0][0].content)
+
+
+def test_classic_memory_recalls_the_roots_children(hs: Hindsight, ns: str) -> None:
+    ana, anabel = _children(hs, ns)
+    prompt = _conversation_prompt(hs, ana)
+    assert DIET in prompt and NEIGHBOUR not in prompt
+    prompt = _conversation_prompt(hs, anabel)
+    assert NEIGHBOUR in prompt and DIET not in prompt
+
+
+def test_with_memory_recalls_the_roots_children(hs: Hindsight, ns: str) -> None:
+    _children(hs, ns)
+    model = RecordingListModel(responses=["Sure.", "Sure."])
+    prompt = ChatPromptTemplate.from_messages([("system", "Be brief.\n{memory}"), ("human", "{input}")])
+    chain = with_memory(prompt | model, namespace=ns + ":{user_id}", engine=hs)
+    for user in ("ana", "anabel"):
+        chain.invoke({"input": QUESTION}, config={"configurable": {"user_id": user, "session_id": f"{user}-s"}})
+    ana, anabel = (str(p[0].content) for p in model.prompts)
+    assert DIET in ana and NEIGHBOUR not in ana
+    assert NEIGHBOUR in anabel and DIET not in anabel
+
+
+async def test_the_async_paths_recall_the_roots_children(hs: Hindsight, ns: str) -> None:
+    ana, anabel = _children(hs, ns)
+    memory = HindsightMemory(namespace=ana, engine=hs, return_messages=True)
+    variables = await memory.aload_memory_variables({"input": QUESTION})
+    assert DIET in str(variables["history"][0].content)
+    docs = await HindsightRetriever(namespace=anabel, engine=hs).ainvoke(QUESTION)
+    assert [d.page_content for d in docs] == [NEIGHBOUR]
+    recall = recall_tool(f"{ns}:{{user_id}}", engine=hs)
+    said = await recall.ainvoke({"query": QUESTION}, config={"configurable": {"user_id": "ana"}})
+    assert DIET in said and NEIGHBOUR not in said

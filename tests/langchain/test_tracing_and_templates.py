@@ -97,3 +97,46 @@ def test_classic_memory_recall_is_traced(hs: Hindsight, ns: str) -> None:
     documents = recalls[0].outputs["documents"]
     assert documents[0].page_content == "I work as a nurse in Lyon."
     assert documents[0].metadata["memory_id"] and isinstance(documents[0].metadata["score"], float)
+
+
+class ToolAndRetrieverRuns(RetrieverRuns):
+    """Also keeps which run each retriever run hangs under, and the tool runs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.retriever_parents: list[UUID | None] = []
+        self.tools: dict[UUID, str] = {}
+
+    def on_retriever_start(self, serialized: Any, query: str, *, run_id: UUID, **kw: Any) -> None:
+        super().on_retriever_start(serialized, query, run_id=run_id, **kw)
+        self.retriever_parents.append(kw.get("parent_run_id"))
+
+    def on_tool_start(self, serialized: Any, input_str: str, *, run_id: UUID, **kw: Any) -> None:
+        self.tools[run_id] = str(kw.get("name") or (serialized or {}).get("name"))
+
+
+def test_the_recall_tools_recall_is_a_retriever_run_under_the_tool_run(hs: Hindsight, ns: str) -> None:
+    hs.record("Ana's cat is called Miso.", f"{ns}:ana")
+    call = {"name": "recall_memory", "args": {"query": "What is my cat called?"}, "id": "c1"}
+    model = RecordingToolModel(messages=iter([AIMessage("", tool_calls=[call]), AIMessage("Miso.")]))
+    agent = create_agent(model, tools=memory_tools(ns + ":{user_id}", engine=hs), context_schema=Ctx)
+    runs = ToolAndRetrieverRuns()
+    agent.invoke({"messages": [{"role": "user", "content": "What is my cat called?"}]},
+                 config={"callbacks": [runs]}, context=Ctx("ana"))
+    assert runs.queries == ["What is my cat called?"] and runs.names == ["hindsight_recall"]
+    assert [runs.tools.get(parent) for parent in runs.retriever_parents] == ["recall_memory"]  # a child of the tool
+    docs = runs.documents[0]
+    assert docs[0].page_content == "Ana's cat is called Miso." and docs[0].metadata["score"] > 0
+    assert "Ana's cat is called Miso." in str(model.prompts[1][-1].content)  # the tool's reply reached the model
+
+
+async def test_the_recall_tools_async_recall_is_a_retriever_run_under_the_tool_run(hs: Hindsight, ns: str) -> None:
+    hs.record("Ana's cat is called Miso.", f"{ns}:ana")
+    recall, _ = memory_tools(ns + ":{user_id}", engine=hs)
+    runs = ToolAndRetrieverRuns()
+    said = await recall.ainvoke({"query": "What is my cat called?"},
+                                config={"callbacks": [runs], "configurable": {"user_id": "ana"}})
+    assert "Ana's cat is called Miso." in said
+    assert runs.names == ["hindsight_recall"] and runs.documents[0][0].page_content == "Ana's cat is called Miso."
+    assert [runs.tools.get(parent) for parent in runs.retriever_parents] == ["recall_memory"]
+    assert "callbacks" not in recall.args  # the tool's run manager is injected, not asked of the model

@@ -78,6 +78,30 @@ def test_an_edited_memory_answers_with_the_text_it_had(open_engine: Callable[[],
     assert (now_hit.memory.id, now_hit.memory.content) == (m.id, "I live in Lisbon, in a flat near the river Tagus.")
 
 
+def test_as_of_over_a_users_subtree(open_engine: Callable[[], Hindsight], clock: Any) -> None:
+    """A user's root and its children, as they stood then: a child's memory from before the moment is in,
+    one written after it is out, a child's memory edited later answers with its old text, and a
+    neighbour whose id starts alike stays out."""
+    hs = open_engine()
+    diet = hs.record("Ana follows a strict vegan diet, no eggs or dairy.", "user:ana/store:memories")
+    hs.record("Anabel is allergic to eggs and avoids all dairy.", "user:anabel/store:memories")
+    clock.advance(days=1)
+    moment = clock.current
+    clock.advance(days=1)
+    later = hs.record("Ana now eats eggs again, but still no dairy.", "user:ana/notes")
+    hs.update(diet.id, "Ana follows a vegetarian diet and eats eggs and dairy.", namespace="user:ana/store:memories")
+    query = "Can Ana eat eggs or dairy?"
+
+    then = hs.recall(query, "user:ana", subtree=True, as_of=moment)
+    assert _contents(then) == ["Ana follows a strict vegan diet, no eggs or dairy."]
+    assert [h.memory.id for h in then.hits] == [diet.id]  # the later child memory did not exist yet
+    today = hs.recall(query, "user:ana", subtree=True)
+    assert {h.memory.id for h in today.hits} == {diet.id, later.id}
+    assert "Anabel" not in " ".join(_contents(today))
+    assert hs.recall(query, "user:ana", as_of=moment).hits == []  # the root alone held nothing
+    assert hs.recall(query, "user:ana", subtree=True, as_of=diet.created_at - timedelta(seconds=1)).hits == []
+
+
 def test_a_look_into_the_past_writes_nothing(open_engine: Callable[[], Hindsight], clock: Any) -> None:
     hs = open_engine()
     m = hs.record("My favourite dish is mapo tofu.", "user:w")
