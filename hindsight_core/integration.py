@@ -148,6 +148,23 @@ def fill_namespace(template: NamespaceTemplate, values: Mapping[str, Any] | None
     return check_namespace("/".join(label.format(**filled) for label in labels))
 
 
+class NamespaceScope:
+    """The namespace of an adapter's tool: fixed when built (checked at once), or a template whose
+    fields each call fills from its run (the framework's config or context, read by the adapter)."""
+
+    def __init__(self, template: NamespaceTemplate | None, who: str) -> None:
+        if template is None:
+            require_namespace(None, who=who)
+        assert template is not None
+        self.template = template
+        self.who = who
+        self.fields = template_fields(template)
+        self.fixed: str | None = None if self.fields else fill_namespace(template, {}, who=who)
+
+    def fill(self, values: Mapping[str, Any] | None) -> str:
+        return self.fixed if self.fixed is not None else fill_namespace(self.template, values, who=self.who)
+
+
 def _label_value(value: str, field: str, who: str) -> str:
     if not label_safe(value):
         raise InvalidInputError(
@@ -361,6 +378,7 @@ __all__ = [
     "ExtractorReply",
     "InvalidInputError",
     "MissingExtraError",
+    "NamespaceScope",
     "NamespaceTemplate",
     "SessionLog",
     "check_metadata",

@@ -25,13 +25,11 @@ from hindsight_core.integration import (  # noqa: E402
     RECALL_TOOL_NAME,
     SAVE_TOOL_DESCRIPTION,
     SAVE_TOOL_NAME,
+    NamespaceScope,
     NamespaceTemplate,
-    fill_namespace,
     query_text,
-    require_namespace,
     resolve_engine,
     saved_reply,
-    template_fields,
 )
 from hindsight_langchain._common import atraced_recall, run_values, traced_recall  # noqa: E402
 
@@ -41,25 +39,11 @@ if TYPE_CHECKING:
 NOTHING = NOTHING_FOUND
 
 
-class _Scope:
+class _Scope(NamespaceScope):
     """The namespace of a tool: fixed, or a template filled from each call's run."""
 
-    def __init__(self, template: NamespaceTemplate | None, who: str) -> None:
-        if template is None:
-            require_namespace(None, who=who)
-        assert template is not None
-        self.template = template
-        self.who = who
-        self.fields = template_fields(template)
-        if not self.fields:
-            self.fixed: str | None = fill_namespace(template, {}, who=who)
-        else:
-            self.fixed = None
-
     def __call__(self, config: RunnableConfig | None) -> str:
-        if self.fixed is not None:
-            return self.fixed
-        return fill_namespace(self.template, run_values(config, self.fields), who=self.who)
+        return self.fill(None if self.fixed is not None else run_values(config, self.fields))
 
 
 def recall_tool(

@@ -27,14 +27,12 @@ from hindsight_core.integration import (
     RECALL_TOOL_NAME,
     SAVE_TOOL_DESCRIPTION,
     SAVE_TOOL_NAME,
+    NamespaceScope,
     NamespaceTemplate,
     check_session_id,
-    fill_namespace,
     query_text,
-    require_namespace,
     resolve_engine,
     saved_reply,
-    template_fields,
 )
 from hindsight_llamaindex._common import SOURCE, atraced_recall, traced_recall
 
@@ -45,22 +43,11 @@ RECALL_DESCRIPTION = RECALL_TOOL_DESCRIPTION
 RETAIN_DESCRIPTION = SAVE_TOOL_DESCRIPTION
 
 
-class _Scope:
+class _Scope(NamespaceScope):
     """The namespace of a tool: fixed, or a template filled from each call's workflow context."""
 
-    def __init__(self, template: "NamespaceTemplate | None", who: str) -> None:
-        if template is None:
-            require_namespace(None, who=who)
-        assert template is not None
-        self.template = template
-        self.who = who
-        self.fields = template_fields(template)
-        self.fixed = None if self.fields else fill_namespace(template, {}, who=who)
-
     async def __call__(self, ctx: Context | None) -> str:
-        if self.fixed is not None:
-            return self.fixed
-        return fill_namespace(self.template, await context_values(ctx, self.fields), who=self.who)
+        return self.fill(None if self.fixed is not None else await context_values(ctx, self.fields))
 
 
 async def context_values(ctx: Context | None, fields: list[str]) -> dict[str, Any]:

@@ -505,16 +505,7 @@ class RecallPipeline:
         """One hit per fact (collapse.py), measured on the snapshot's vectors and keyword terms."""
         cfg = self.config.recall
 
-        def vector(mid: str) -> np.ndarray | None:
-            i = corpus.position.get(mid)
-            return None if i is None else corpus.vectors[i]
-
-        def terms(mid: str) -> frozenset[str] | None:
-            i = corpus.position.get(mid)
-            return None if i is None else corpus.keyword.terms[i]
-
-        def pair_z(u: np.ndarray, v: np.ndarray, text: str) -> float:
-            return _pair_z(u, v, chinese if is_cjk(text) else english)
+        vector, terms, pair_z = _snapshot_lookups(corpus, english, chinese)
 
         def adjacent(a: str, b: str) -> bool:
             i, j = corpus.position.get(a), corpus.position.get(b)
@@ -535,16 +526,7 @@ class RecallPipeline:
         if cfg.supersede_z is None or len(kept) == 0 or not asks_for_current_value(query):
             return []
 
-        def vector(mid: str) -> np.ndarray | None:
-            i = corpus.position.get(mid)
-            return None if i is None else corpus.vectors[i]
-
-        def terms(mid: str) -> frozenset[str] | None:
-            i = corpus.position.get(mid)
-            return None if i is None else corpus.keyword.terms[i]
-
-        def pair_z(u: np.ndarray, v: np.ndarray, text: str) -> float:
-            return _pair_z(u, v, chinese if is_cjk(text) else english)
+        vector, terms, pair_z = _snapshot_lookups(corpus, english, chinese)
 
         nearest_of: dict[tuple[str, bool], str | None] = {}
 
@@ -703,3 +685,24 @@ def _pair_z(u: np.ndarray, v: np.ndarray, background: np.ndarray) -> float:
     """How far the cosine of two memories stands above ``u``'s cosines to unrelated sentences."""
     sims = background @ u
     return float((float(u @ v) - sims.mean()) / max(float(sims.std()), 1e-3))
+
+
+def _snapshot_lookups(
+    corpus: Corpus, english: np.ndarray, chinese: np.ndarray
+) -> tuple[Callable[[str], np.ndarray | None], Callable[[str], frozenset[str] | None],
+           Callable[[np.ndarray, np.ndarray, str], float]]:
+    """What collapse and recall-time updates read of a candidate: its vector and keyword terms in the
+    snapshot (``None`` for a memory outside it), and the pair z-score of two vectors."""
+
+    def vector(mid: str) -> np.ndarray | None:
+        i = corpus.position.get(mid)
+        return None if i is None else corpus.vectors[i]
+
+    def terms(mid: str) -> frozenset[str] | None:
+        i = corpus.position.get(mid)
+        return None if i is None else corpus.keyword.terms[i]
+
+    def pair_z(u: np.ndarray, v: np.ndarray, text: str) -> float:
+        return _pair_z(u, v, chinese if is_cjk(text) else english)
+
+    return vector, terms, pair_z

@@ -694,23 +694,29 @@ class RelationalStore:
     ) -> list[OutboxItem]:
         """Outbox rows in order, parked ones excepted; all rows of ``memory_ids`` when given, else the first
         ``limit`` with an id above ``after`` (a drain's cursor, so rows that failed are not re-read at once)."""
-        columns = "id, memory_id, namespace, layer, target, op, attempts, version"
         where, params = ("target = ? AND parked = 0", [target]) if target else ("parked = 0", [])
+        rows = self._outbox_rows("id, memory_id, namespace, layer, target, op, attempts, version", where, params,
+                                 memory_ids, after, limit)
+        return [OutboxItem(r) for r in rows]
+
+    def _outbox_rows(
+        self, columns: str, where: str, params: list[Any], memory_ids: Sequence[str] | None, after: int, limit: int
+    ) -> list[tuple[Any, ...]]:
+        """Rows matching ``where``: all of ``memory_ids`` when given, else the first ``limit`` above ``after``."""
         if memory_ids is None:
-            rows = self.query(
+            return self.query(
                 f"SELECT {columns} FROM outbox WHERE {where} AND id > ? ORDER BY id LIMIT {int(limit)}",
                 [*params, int(after)],
             )
-        else:
-            rows = []
-            for start in range(0, len(memory_ids), 500):
-                chunk = list(memory_ids[start : start + 500])
-                marks = ", ".join("?" * len(chunk))
-                rows += self.query(
-                    f"SELECT {columns} FROM outbox WHERE {where} AND memory_id IN ({marks}) ORDER BY id",
-                    [*params, *chunk],
-                )
-        return [OutboxItem(r) for r in rows]
+        rows: list[tuple[Any, ...]] = []
+        for start in range(0, len(memory_ids), 500):
+            chunk = list(memory_ids[start : start + 500])
+            marks = ", ".join("?" * len(chunk))
+            rows += self.query(
+                f"SELECT {columns} FROM outbox WHERE {where} AND memory_id IN ({marks}) ORDER BY id",
+                [*params, *chunk],
+            )
+        return rows
 
     def claim(
         self, owner: str, now: float, until: float, *, target: str, memory_ids: Sequence[str] | None = None,
@@ -728,20 +734,7 @@ class RelationalStore:
         appliers racing for a row exactly one gets it."""
         columns = "id, memory_id, namespace, layer, target, op, attempts, version, claimed_by, claimed_until"
         claimable = f"target = ? AND parked = 0 AND {_CLAIMABLE}"
-        if memory_ids is None:
-            rows = self.query(
-                f"SELECT {columns} FROM outbox WHERE {claimable} AND id > ? ORDER BY id LIMIT {int(limit)}",
-                [target, now, owner, int(after)],
-            )
-        else:
-            rows = []
-            for start in range(0, len(memory_ids), 500):
-                chunk = list(memory_ids[start : start + 500])
-                marks = ", ".join("?" * len(chunk))
-                rows += self.query(
-                    f"SELECT {columns} FROM outbox WHERE {claimable} AND memory_id IN ({marks}) ORDER BY id",
-                    [target, now, owner, *chunk],
-                )
+        rows = self._outbox_rows(columns, claimable, [target, now, owner], memory_ids, after, limit)
         if not rows:
             return [], None
         cursor = int(rows[-1][0])
