@@ -102,6 +102,40 @@ def test_as_of_over_a_users_subtree(open_engine: Callable[[], Hindsight], clock:
     assert hs.recall(query, "user:ana", subtree=True, as_of=diet.created_at - timedelta(seconds=1)).hits == []
 
 
+def test_relative_times_are_read_from_as_of(open_engine: Callable[[], Hindsight], clock: Any) -> None:
+    """``now`` defaults to ``as_of``: "yesterday" in a look into the past is the day before that moment."""
+    hs = open_engine()
+    ns = "user:t"
+    trip = hs.record("I went hiking in the Alps with my brother.", ns, session_id="s1")
+    moment = clock.advance(days=1)
+    clock.advance(days=30)
+    hs.record("I went to a concert in Vienna.", ns, session_id="s2")
+    clock.advance(days=1)
+
+    then = hs.recall("what did I do yesterday?", ns, as_of=moment)
+    window = then.analysis.time_window
+    assert window is not None and window.start <= trip.occurred_at < window.end
+    assert [h.memory.id for h in then.hits][:1] == [trip.id]
+    today = hs.recall("what did I do yesterday?", ns).analysis.time_window
+    assert today is not None and not today.start <= trip.occurred_at < today.end
+
+
+def test_an_erased_memory_is_gone_from_the_past_too(open_engine: Callable[[], Hindsight], clock: Any) -> None:
+    """Erasure is for good: a look at a moment before ``forget`` does not bring the memory back."""
+    hs = open_engine()
+    ns = "user:f"
+    pin = hs.record("My bank card PIN is 4921.", ns, session_id="s1")
+    kept = hs.record("My bank is the Sparkasse on the corner.", ns, session_id="s1")
+    moment = clock.advance(hours=1)
+    assert [h.memory.id for h in hs.recall("what is my bank card PIN?", ns, as_of=moment).hits][:1] == [pin.id]
+    clock.advance(days=1)
+    assert hs.forget(pin.id, namespace=ns)
+
+    then = hs.recall("what is my bank card PIN?", ns, as_of=moment)
+    assert pin.id not in [h.memory.id for h in then.hits] and "4921" not in then.to_prompt()
+    assert kept.id in [h.memory.id for h in hs.recall("which bank am I with?", ns, as_of=moment).hits]
+
+
 def test_a_look_into_the_past_writes_nothing(open_engine: Callable[[], Hindsight], clock: Any) -> None:
     hs = open_engine()
     m = hs.record("My favourite dish is mapo tofu.", "user:w")
