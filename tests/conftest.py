@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from hindsight_core import Hindsight
+import hindsight_core.engine as engine_module
+from hindsight_core import Hindsight, InvalidInputError
 from hindsight_core.embeddings.e5 import E5Embedder
 
 REDIS_URL = os.environ.get("HINDSIGHT_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
@@ -137,6 +138,28 @@ _REAL_FIXTURES = frozenset({
     "embedder", "redis_client", "postgres_url", "chroma_server", "redis_cluster", "private_postgres",
     "private_redis",
 })
+#: What an adapter built without a namespace says (``hindsight_core.integration.require_namespace``).
+NAMESPACE_HINT = r"needs namespace=\.\.\.: whose memory is this\? .*e\.g\. namespace='user:42'"
+
+
+@pytest.fixture
+def default_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
+    """Where the process-wide engine would open (none is open yet)."""
+    monkeypatch.setenv("HINDSIGHT_PATH", str(tmp_path / "default"))
+    monkeypatch.setattr(engine_module, "_shared", None)
+    yield tmp_path / "default"
+    if engine_module._shared is not None:
+        engine_module._shared.close()
+
+
+def assert_refused_without_namespace(build: Callable[[], Any], default_dir: Path) -> None:
+    """``build`` (an adapter with no namespace) raises with the hint before any default engine opens:
+    no adapter falls back to a shared namespace every user would read and write."""
+    with pytest.raises(InvalidInputError, match=NAMESPACE_HINT):
+        build()
+    assert engine_module._shared is None and not default_dir.exists()
+
+
 #: Folders whose tests drive the real frameworks, browsers, notebooks, servers or the README's snippets.
 _INTEGRATION_FOLDERS = frozenset({
     "langchain", "llamaindex", "deploy", "faults", "ui", "docs", "cli", "test_notebooks_clean.py",

@@ -854,12 +854,10 @@ class RelationalStore:
             escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
             where.append("content LIKE ? ESCAPE '\\'")
             params.append(f"%{escaped}%")
-        if layer is not None:
-            where.append("layer = ?")
-            params.append(layer)
-        if status is not None:
-            where.append("status = ?")
-            params.append(status)
+        for column, value in (("layer", layer), ("status", status)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
         return self.select(" AND ".join(where), params, order="seq DESC", limit=limit)
 
     def injections(self, namespace: str, memory_id: str) -> list[tuple[float, float]]:
