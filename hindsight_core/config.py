@@ -110,14 +110,17 @@ class RecallConfig(BaseModel):
     zh_to_en_z_scale: float = 1.4
     floor_history_relief: float = 1.0
     floor_keep_margin: float = 2.0
+    #: A reply of at most this many keyword terms ("Hill", "绵阳") takes the floor evidence of the turn it
+    #: answers (the previous turn of its session, said by another speaker); 0: off.
+    reply_terms: int = 2
     #: A query is inside a standing fact's domain (profile.py) when its cosine to one of the domain's
     #: prototype requests stands this many standard deviations above the background.
     domain_z: float = 4.5
     #: One hit per fact (collapse.py): a distilled fact and the episodes it cites, and exact duplicates,
-    #: are always one hit. An adjacent reply whose cosine to a turn stands this many standard deviations
-    #: above the background is an echo of it, also one hit (``None``: off, the default: on LoCoMo dev it
-    #: cost 0.10 recall@10, as a friend's reply that adds a detail was merged into the statement).
-    collapse_echo_z: float | None = None
+    #: are always one hit. The agent's adjacent reply (``AGENT_ROLES``) whose cosine to a turn stands this
+    #: many standard deviations above the background is an echo of it, also one hit (``None``: off). A
+    #: person's reply never is: on LoCoMo, merging a friend's reply into the turn it answers cost 0.10.
+    collapse_echo_z: float | None = 4.0
     #: Two memories whose cosine stands this many standard deviations above the background, and that share
     #: ``collapse_overlap`` of their idf-weighted terms, are duplicates: one hit (``None``: off).
     collapse_duplicate_z: float | None = 5.5

@@ -16,10 +16,9 @@ from dataclasses import dataclass
 
 from hindsight_core.lifecycle.schema import ExtractedMemory, ExtractionContext, ExtractionResult
 from hindsight_core.text.normalize import normalize
-from hindsight_core.types import Memory
+from hindsight_core.types import AGENT_ROLES, Memory
 
 _USER_ROLES = frozenset({"user", "human", "customer", "client"})
-_ASSISTANT_ROLES = frozenset({"assistant", "ai", "bot", "agent", "system", "tool", "model"})
 
 # Value characters: a Chinese value runs to the next clause break; English values to the next
 # punctuation, then stop words cut them (see _clean_en).
@@ -375,7 +374,7 @@ class RuleExtractor:
         by_key: dict[tuple[str, str], ExtractedMemory] = {}
         for episode in episodes:
             role = (episode.role or "user").strip()
-            corroborating = role.lower() in _ASSISTANT_ROLES
+            corroborating = role.lower() in AGENT_ROLES
             if corroborating or role.lower() in _USER_ROLES:
                 subject = _Subject("用户", "The user", "user")
             else:  # a named speaker (multi-party logs such as LoCoMo): facts are about them

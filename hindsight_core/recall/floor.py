@@ -18,6 +18,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     from hindsight_core.recall.config import RecallConfig
+    from hindsight_core.recall.corpus import Corpus
 
 #: Unrelated sentences in English and Chinese, the usual material of conversations with an agent.
 BACKGROUND: tuple[str, ...] = (
@@ -140,6 +141,22 @@ def keyword_coverage(weights: dict[str, float], document_terms: frozenset[str]) 
     if total <= 0:
         return 0.0
     return sum(w for t, w in weights.items() if t in document_terms) / total
+
+
+def prompting_turn(corpus: Corpus, i: int, max_terms: int) -> int | None:
+    """The turn memory ``i`` replies to, when ``i`` is too short to carry its meaning alone.
+
+    A reply of a word or two ("Hill", "绵阳", "in Berlin") is understood only with the turn before it
+    ("what is your mother's maiden name?"): on its own its vector says almost nothing, so the query
+    matches the question and never the answer. Such a reply takes the evidence of the previous turn of
+    its session when another speaker said that turn. "Short" is counted in keyword terms (stopwords do
+    not count), so it holds for both languages."""
+    if max_terms <= 0 or len(corpus.keyword.terms[i]) > max_terms:
+        return None
+    before = int(corpus.previous[i])
+    if before < 0 or corpus.memories[before].role == corpus.memories[i].role:
+        return None
+    return before
 
 
 @dataclass(frozen=True)

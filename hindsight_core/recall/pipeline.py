@@ -33,6 +33,7 @@ from hindsight_core.recall.floor import (
     is_anchored,
     is_cjk,
     keyword_coverage,
+    prompting_turn,
     split_background,
 )
 from hindsight_core.recall.fusion import candidate_pool, route, rrf, spread_to_neighbours, zsum
@@ -353,6 +354,10 @@ class RecallPipeline:
                 z = float(z_background[i])
                 cover = keyword_coverage(weights_by_term, corpus.keyword.terms[i])
                 standing = bool(domains & set(corpus.standing[i]))
+                asked = prompting_turn(corpus, i, cfg.reply_terms)
+                if asked is not None:  # a short reply means what it answers: "Hill" to "maiden name?"
+                    z = max(z, float(z_background[asked]))
+                    cover = max(cover, keyword_coverage(weights_by_term, corpus.keyword.terms[asked]))
             in_window = window is not None and window.start <= memory.occurred_at < window.end
             evidence[mid] = Evidence(z=z, coverage=cover, in_window=in_window, standing=standing,
                                      rerank=reranked.get(mid) if reranked else None)

@@ -2,15 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
-from typing import Any
-
-import pytest
 
 from hindsight_core import Hindsight
-from hindsight_core.config import HindsightConfig, RecallConfig
 
 T0 = datetime(2026, 4, 1, 9, 0, tzinfo=UTC)
 FILLER = [
@@ -37,22 +31,30 @@ def test_the_same_sentence_three_times_is_one_hit(engine: Hindsight) -> None:
     assert len(porto.sources) == 2 and all(s.content == same for s in porto.sources)
 
 
-@pytest.fixture
-def echo_engine(tmp_path: Path, clock: Any, embedder: Any) -> Iterator[Hindsight]:
-    """The echo rule is opt-in (``recall.collapse_echo_z``): on LoCoMo it also merged distinct turns."""
-    config = HindsightConfig(recall=RecallConfig(collapse_echo_z=5.5))
-    hs = Hindsight(tmp_path / "echo", clock=clock, embedder=embedder, config=config)
-    yield hs
-    hs.close()
-
-
-def test_an_echo_collapses_into_the_statement_when_the_echo_rule_is_on(echo_engine: Hindsight) -> None:
-    engine = echo_engine
+def test_the_agents_echo_collapses_into_the_users_statement(engine: Hindsight) -> None:
     _record(engine, "u:echo", [("user", "Heads up: I'm allergic to peanuts, quite severely."),
                                ("assistant", "Got it, I'll remember that you're allergic to peanuts."), *FILLER])
     res = engine.recall("Am I allergic to anything?", "u:echo", k=5, now=T0 + timedelta(days=2))
     peanut = [h for h in res.hits if "peanuts" in h.memory.content]
     assert len(peanut) == 1 and len(peanut[0].sources) == 1
+    assert peanut[0].memory.role == "user"  # the user's words stand for the agent's restatement
+
+
+def test_the_agents_chinese_echo_collapses(engine: Hindsight) -> None:
+    _record(engine, "u:echo-zh", [("user", "吃饭的话我喜欢能看江景的餐厅。"), ("assistant", "明白，江景餐厅。"),
+                                  ("user", "复利是怎么计算的？"),
+                                  ("assistant", "利息会计入本金，之后的利息也按新本金计算。")])
+    res = engine.recall("推荐个吃晚饭的餐厅", "u:echo-zh", k=5, now=T0 + timedelta(days=2))
+    view = [h for h in res.hits if "江景" in h.memory.content]
+    assert len(view) == 1 and view[0].memory.content == "吃饭的话我喜欢能看江景的餐厅。"
+
+
+def test_a_persons_reply_is_not_an_echo(engine: Hindsight) -> None:
+    """Two people talking: a close reply is the friend's own testimony (here, their own allergy)."""
+    _record(engine, "u:friends", [("Anna", "I'm allergic to peanuts, quite severely."),
+                                  ("Ben", "Same here, I've been allergic to peanuts since I was a kid."), *FILLER])
+    res = engine.recall("Who is allergic to peanuts?", "u:friends", k=5, now=T0 + timedelta(days=2))
+    assert {h.memory.role for h in res.hits if "peanuts" in h.memory.content} == {"Anna", "Ben"}
 
 
 def test_different_values_stay_separate(engine: Hindsight) -> None:
