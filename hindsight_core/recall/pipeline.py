@@ -373,6 +373,12 @@ class RecallPipeline:
         cfg = self.config.recall
         now_ts = to_ts(now)
         reranked = p.reranked
+        # each candidate's rank and score in every channel, looked up instead of searched per candidate
+        placed: dict[str, dict[str, tuple[int, float]]] = {}
+        for name, ranked in p.rankings.items():
+            places = placed[name] = {}
+            for rank, (other, s) in enumerate(ranked, start=1):
+                places.setdefault(other, (rank, s))
         scored: list[RecallHit] = []
         for mid, score in p.keep:
             memory = p.fresh[mid]
@@ -385,13 +391,11 @@ class RecallPipeline:
                 memory, relevance, now_ts=now_ts, rate=p.rates[memory.layer], alpha=cfg.alpha, beta=cfg.beta,
                 gamma=cfg.gamma, max_access=max_access,
             )
-            per_channel = {
-                name: s for name in CHANNELS for (other, s) in p.rankings.get(name, []) if other == mid
-            }
+            per_channel = {name: placed[name][mid][1] for name in CHANNELS if mid in placed.get(name, {})}
             scored.append(
                 RecallHit(
                     memory=memory, score=total, channels=per_channel,
-                    reason=self._reason(p.rankings, mid, p.evidence[mid], p.replaced.get(mid)),
+                    reason=self._reason(placed, mid, p.evidence[mid], p.replaced.get(mid)),
                 )
             )
         scored.sort(key=lambda h: -h.score)
@@ -591,13 +595,13 @@ class RecallPipeline:
         return sorted(out.items(), key=lambda kv: -kv[1]), replaced
 
     @staticmethod
-    def _reason(rankings: dict[str, ch.Ranked], mid: str, ev: Evidence, replaced: str | None) -> str:
+    def _reason(placed: dict[str, dict[str, tuple[int, float]]], mid: str, ev: Evidence, replaced: str | None) -> str:
+        """``placed``: channel -> candidate -> (rank, score), the channels in ranking order."""
         parts = []
-        for name, ranked in rankings.items():
-            for rank, (other, score) in enumerate(ranked, start=1):
-                if other == mid:
-                    parts.append(f"{name} #{rank} ({score:.3g})")
-                    break
+        for name, places in placed.items():
+            if mid in places:
+                rank, score = places[mid]
+                parts.append(f"{name} #{rank} ({score:.3g})")
         if not parts:
             parts.append("next to a matching turn")
         text = "; ".join(parts) + f"; evidence z={ev.z:.1f}, keyword coverage={ev.coverage:.2f}"
