@@ -64,10 +64,20 @@ def collapse(
     memory's vector and keyword terms (``None`` when unknown: only provenance and text then apply),
     ``pair_z(u, v, text_of_u)`` the background z of their cosine, ``adjacent`` whether two memories are
     neighbouring turns of one session."""
+    # every pair of hits may be compared: what is read of one memory or term is computed once
+    normalized = {h.memory.id: normalize(h.memory.content) for h in hits}
+    weights: dict[str, float] = {}
+
+    def idf_once(term: str) -> float:
+        weight = weights.get(term)
+        if weight is None:
+            weight = weights[term] = idf(term)
+        return weight
+
     groups: list[list[RecallHit]] = []
     for hit in hits:
         for group in groups:
-            if any(_same(hit, other, vector, pair_z, terms, idf, adjacent, same) for other in group):
+            if any(_same(hit, other, normalized, vector, pair_z, terms, idf_once, adjacent, same) for other in group):
                 group.append(hit)
                 break
         else:
@@ -86,14 +96,14 @@ def collapse(
 
 
 def _same(
-    a: RecallHit, b: RecallHit, vector: Callable[[str], np.ndarray | None],
+    a: RecallHit, b: RecallHit, normalized: dict[str, str], vector: Callable[[str], np.ndarray | None],
     pair_z: Callable[[np.ndarray, np.ndarray, str], float], terms: Callable[[str], frozenset[str] | None],
     idf: Callable[[str], float], adjacent: Callable[[str, str], bool], same: Sameness,
 ) -> bool:
     ma, mb = a.memory, b.memory
     if mb.id in ma.source_ids or ma.id in mb.source_ids:
         return True
-    if normalize(ma.content) == normalize(mb.content):
+    if normalized[ma.id] == normalized[mb.id]:
         return True
     if same.echo_z is None and same.duplicate_z is None:
         return False

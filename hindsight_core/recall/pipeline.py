@@ -1,7 +1,8 @@
 """The recall pipeline: the read path's stages (docs/architecture.md), wired together.
 
-Every stage is a function in its own module; this one only moves data between them, runs the channels
-concurrently and keeps the per-engine state (namespace snapshots, background vectors, reranker)."""
+Every stage is a function in its own module; this one only moves data between them and keeps the
+per-engine state (namespace snapshots, background vectors, reranker). The stages run in the caller's
+thread, one after the other; only the recall log's flush goes to a worker."""
 
 from __future__ import annotations
 
@@ -129,7 +130,10 @@ class RecallPipeline:
         self._background: tuple[np.ndarray, np.ndarray] | None = None
         self._prototypes: dict[str, tuple[np.ndarray, list[bool]]] | None = None
         self._lock = threading.Lock()
-        self._pool = ThreadPoolExecutor(max_workers=3, thread_name_prefix="hindsight-recall")
+        #: The recall log's flushes, off the caller's path. The stages themselves run in the caller's
+        #: thread: handing the channels to workers cost more in thread hops than overlapping them won
+        #: (docs/benchmarks.md, "Fixed cost per recall").
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hindsight-recall")
         #: Indexes currently failing for recall: warned once per outage, not once per recall.
         self._outage: set[str] = set()
         self._outage_lock = threading.Lock()
@@ -190,7 +194,6 @@ class RecallPipeline:
         root_ns = root if root is not None else names[0]
         past = as_of is not None
         track = track and not past
-        embedding: Future[np.ndarray] = self._pool.submit(self.embedder.embed_query, query)
         corpora = [(ns, self.corpus(ns, include_cold, as_of)) for ns in names]
         # 1. analyse (entities known anywhere in the subtree)
         known: dict[str, str] = {}
@@ -200,15 +203,15 @@ class RecallPipeline:
         analysis = analyze(query, now, known_entities=list(known.values()))
         corpora = [(ns, c) for ns, c in corpora if c.size]
         if not corpora:
-            embedding.result()
             result = self.empty(query, root_ns, analysis)
             if explain:
                 result.trace = RecallTrace()
             return result
         degraded: list[str] = []
         shared: list[tuple[LanguageBaselines, set[str]]] = []
+        query_vector = self.embedder.embed_query(query)
         parts = [
-            self._candidates(query, ns, corpus, analysis, embedding, shared, degraded, session_id=session_id,
+            self._candidates(query, ns, corpus, analysis, query_vector, shared, degraded, session_id=session_id,
                              layers=layers, now=now, k=k, past=past)
             for ns, corpus in corpora
         ]
@@ -266,7 +269,7 @@ class RecallPipeline:
         return result
 
     def _candidates(
-        self, query: str, namespace: str, corpus: Corpus, analysis: QueryAnalysis, embedding: Future[np.ndarray],
+        self, query: str, namespace: str, corpus: Corpus, analysis: QueryAnalysis, query_vector: np.ndarray,
         shared: list[tuple[LanguageBaselines, set[str]]], degraded: list[str], *, session_id: str | None,
         layers: tuple[Layer, ...], now: datetime, k: int, past: bool = False,
     ) -> _Part:
@@ -279,19 +282,15 @@ class RecallPipeline:
             n=cfg.per_channel, now=now,
         )
         terms = tokenize(query)
-        # 2. channels, concurrently: keyword and activation need no query vector
-        bm25 = self._pool.submit(corpus.keyword.scores, terms)
+        # 2. channels
+        keyword_scores = corpus.keyword.scores(terms)
         rates = {layer: self.config.activation.rate(layer) for layer in Layer}
-        if past:
-            heat = self._pool.submit(ch.activation_from_snapshot, inp, rates)
-        else:
-            heat = self._pool.submit(self._activation_channel, inp, rates, degraded)
-        query_vector = embedding.result()
+        heat = ch.activation_from_snapshot(inp, rates) if past else self._activation_channel(inp, rates, degraded)
         similarities = corpus.vectors @ query_vector
         if past:
-            vector = self._pool.submit(ch.vector_from_snapshot, inp, similarities)
+            vector = ch.vector_from_snapshot(inp, similarities)
         else:
-            vector = self._pool.submit(self._vector_channel, inp, query_vector, similarities, degraded)
+            vector = self._vector_channel(inp, query_vector, similarities, degraded)
         english, chinese = self.background()
         if not shared:
             first = LanguageBaselines(query_vector, english, chinese)
@@ -300,14 +299,13 @@ class RecallPipeline:
         z_background = base.z_array(similarities, corpus.cjk_mask)
         if is_cjk(query):
             z_background = np.where(corpus.cjk_mask, z_background, z_background * cfg.zh_to_en_z_scale)
-        keyword_scores = bm25.result()
         rankings: dict[str, ch.Ranked] = {
-            "vector": vector.result(),
+            "vector": vector,
             "keyword": ch.keyword_channel(inp, keyword_scores),
             "temporal": ch.temporal_channel(inp, similarities),
             "entity": ch.entity_channel(inp, similarities),
             "profile": ch.profile_channel(inp, similarities, domains),
-            "activation": heat.result(),
+            "activation": heat,
         }
         # 3. fuse, with routing and conversational context
         weights = route(cfg.channel_weights, analysis, cfg.history_boost)
@@ -380,6 +378,12 @@ class RecallPipeline:
         cfg = self.config.recall
         now_ts = to_ts(now)
         reranked = p.reranked
+        # each candidate's rank and score in every channel, looked up instead of searched per candidate
+        placed: dict[str, dict[str, tuple[int, float]]] = {}
+        for name, ranked in p.rankings.items():
+            places = placed[name] = {}
+            for rank, (other, s) in enumerate(ranked, start=1):
+                places.setdefault(other, (rank, s))
         scored: list[RecallHit] = []
         for mid, score in p.keep:
             memory = p.fresh[mid]
@@ -392,13 +396,11 @@ class RecallPipeline:
                 memory, relevance, now_ts=now_ts, rate=p.rates[memory.layer], alpha=cfg.alpha, beta=cfg.beta,
                 gamma=cfg.gamma, max_access=max_access,
             )
-            per_channel = {
-                name: s for name in CHANNELS for (other, s) in p.rankings.get(name, []) if other == mid
-            }
+            per_channel = {name: placed[name][mid][1] for name in CHANNELS if mid in placed.get(name, {})}
             scored.append(
                 RecallHit(
                     memory=memory, score=total, channels=per_channel,
-                    reason=self._reason(p.rankings, mid, p.evidence[mid], p.replaced.get(mid)),
+                    reason=self._reason(placed, mid, p.evidence[mid], p.replaced.get(mid)),
                 )
             )
         scored.sort(key=lambda h: -h.score)
@@ -598,13 +600,13 @@ class RecallPipeline:
         return sorted(out.items(), key=lambda kv: -kv[1]), replaced
 
     @staticmethod
-    def _reason(rankings: dict[str, ch.Ranked], mid: str, ev: Evidence, replaced: str | None) -> str:
+    def _reason(placed: dict[str, dict[str, tuple[int, float]]], mid: str, ev: Evidence, replaced: str | None) -> str:
+        """``placed``: channel -> candidate -> (rank, score), the channels in ranking order."""
         parts = []
-        for name, ranked in rankings.items():
-            for rank, (other, score) in enumerate(ranked, start=1):
-                if other == mid:
-                    parts.append(f"{name} #{rank} ({score:.3g})")
-                    break
+        for name, places in placed.items():
+            if mid in places:
+                rank, score = places[mid]
+                parts.append(f"{name} #{rank} ({score:.3g})")
         if not parts:
             parts.append("next to a matching turn")
         text = "; ".join(parts) + f"; evidence z={ev.z:.1f}, keyword coverage={ev.coverage:.2f}"
@@ -685,10 +687,10 @@ class RecallPipeline:
             log.warning("recall log flush failed: %s", exc)
 
 
-def _pair_z(u: np.ndarray, v: np.ndarray, background: np.ndarray) -> float:
-    """How far the cosine of two memories stands above ``u``'s cosines to unrelated sentences."""
+def _background_spread(u: np.ndarray, background: np.ndarray) -> tuple[np.floating, float]:
+    """The mean and (floored) standard deviation of ``u``'s cosines to the background sentences."""
     sims = background @ u
-    return float((float(u @ v) - sims.mean()) / max(float(sims.std()), 1e-3))
+    return sims.mean(), max(float(sims.std()), 1e-3)
 
 
 def _snapshot_lookups(
@@ -706,7 +708,17 @@ def _snapshot_lookups(
         i = corpus.position.get(mid)
         return None if i is None else corpus.keyword.terms[i]
 
+    # pair_z: how far the cosine of two memories stands above u's cosines to unrelated sentences.
+    # Collapse compares every pair of hits, so each vector's background spread is computed once.
+    spreads: dict[tuple[bytes, bool], tuple[np.floating, float]] = {}
+
     def pair_z(u: np.ndarray, v: np.ndarray, text: str) -> float:
-        return _pair_z(u, v, chinese if is_cjk(text) else english)
+        cjk = is_cjk(text)
+        key = (u.tobytes(), cjk)
+        spread = spreads.get(key)
+        if spread is None:
+            spread = spreads[key] = _background_spread(u, chinese if cjk else english)
+        mean, std = spread
+        return float((float(u @ v) - mean) / std)
 
     return vector, terms, pair_z

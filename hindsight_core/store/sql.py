@@ -55,14 +55,24 @@ def _row(m: Memory, external_id: str | None = None) -> tuple[Any, ...]:
     )
 
 
+def _json(text: str) -> Any:
+    """A stored JSON list or object; the empty ones (most rows' ``source_ids``, ``entities`` and
+    ``metadata``) without the parser, which costs a third of turning a row into a ``Memory``."""
+    if text == "[]":
+        return []
+    if text == "{}":
+        return {}
+    return json.loads(text)
+
+
 def _memory(r: Sequence[Any]) -> Memory:
     return Memory(
         id=r[0], namespace=r[1], session_id=r[2], layer=Layer(r[3]), kind=Kind(r[4]), role=r[5], content=r[6],
         occurred_at=from_ts(r[7]), created_at=from_ts(r[8]), updated_at=from_ts(r[9]), importance=r[10],
         activation=Activation(log_base=r[11], ref_time=r[12]), access_count=r[13],
-        source_ids=json.loads(r[14]), entities=json.loads(r[15]), fingerprint=r[16], status=Status(r[17]),
+        source_ids=_json(r[14]), entities=_json(r[15]), fingerprint=r[16], status=Status(r[17]),
         superseded_by=r[18], expires_at=None if r[19] is None else from_ts(r[19]), indexed=bool(r[20]),
-        metadata=json.loads(r[21]), source_id=r[22],
+        metadata=_json(r[21]), source_id=r[22],
     )
 
 
