@@ -35,9 +35,18 @@ from hindsight_core.recall.floor import (
     keyword_coverage,
     split_background,
 )
-from hindsight_core.recall.fusion import candidate_pool, route, rrf, spread_to_neighbours, zsum
+from hindsight_core.recall.fusion import (
+    Scored,
+    candidate_pool,
+    route,
+    rrf,
+    spread_to_neighbours,
+    with_neighbours,
+    zsum,
+)
 from hindsight_core.recall.keyword import tokenize
 from hindsight_core.recall.log import LogEntry, RecallRecorder
+from hindsight_core.recall.moments import Spread
 from hindsight_core.recall.profile import STANDING_KINDS
 from hindsight_core.recall.rerank import Reranker, rerank
 from hindsight_core.recall.scoring import final_score
@@ -279,33 +288,31 @@ class RecallPipeline:
         )
         terms = tokenize(query)
         # 2. channels, concurrently: keyword and activation need no query vector
-        bm25 = self._pool.submit(corpus.keyword.scores, terms)
+        bm25 = self._pool.submit(corpus.keyword.sparse, terms)
         rates = {layer: self.config.activation.rate(layer) for layer in Layer}
         if past:
             heat = self._pool.submit(ch.activation_from_snapshot, inp, rates)
         else:
             heat = self._pool.submit(self._activation_channel, inp, rates, degraded)
         query_vector = embedding.result()
-        similarities = corpus.vectors @ query_vector
+        # every per-memory number below is computed for candidates only, from their snapshot rows
+        similarity = ch.Similarity(corpus.vectors, query_vector)
         if past:
-            vector = self._pool.submit(ch.vector_from_snapshot, inp, similarities)
+            vector = self._pool.submit(ch.vector_from_snapshot, inp, similarity)
         else:
-            vector = self._pool.submit(self._vector_channel, inp, query_vector, similarities, degraded)
+            vector = self._pool.submit(self._vector_channel, inp, query_vector, similarity, degraded)
         english, chinese = self.background()
         if not shared:
             first = LanguageBaselines(query_vector, english, chinese)
             shared.append((first, self._domains(query_vector, first)))
         base, domains = shared[0]
-        z_background = base.z_array(similarities, corpus.cjk_mask)
-        if is_cjk(query):
-            z_background = np.where(corpus.cjk_mask, z_background, z_background * cfg.zh_to_en_z_scale)
-        keyword_scores = bm25.result()
+        keyword_docs, keyword_values = bm25.result()
         rankings: dict[str, ch.Ranked] = {
             "vector": vector.result(),
-            "keyword": ch.keyword_channel(inp, keyword_scores),
-            "temporal": ch.temporal_channel(inp, similarities),
-            "entity": ch.entity_channel(inp, similarities),
-            "profile": ch.profile_channel(inp, similarities, domains),
+            "keyword": ch.keyword_channel(inp, keyword_docs, keyword_values),
+            "temporal": ch.temporal_channel(inp, similarity),
+            "entity": ch.entity_channel(inp, similarity),
+            "profile": ch.profile_channel(inp, similarity, domains),
             "activation": heat.result(),
         }
         # 3. fuse, with routing and conversational context
@@ -321,11 +328,17 @@ class RecallPipeline:
                 fused = spread_to_neighbours(fused, neighbours, cfg.context_weight)
         else:
             membership = {name: [corpus.position[mid] for mid, _ in ranked] for name, ranked in rankings.items()}
-            combined = zsum(
-                {"vector": similarities, "keyword": keyword_scores}, membership, weights, corpus.size,
-                context=cfg.context_weight, previous=corpus.previous, following=corpus.following,
-            )
-            fused = {corpus.memories[i].id: float(combined[i]) for i in pool}
+            rows = with_neighbours(pool, corpus.previous, corpus.following)
+            assert corpus.moments is not None
+            scored = {
+                "vector": Scored(similarity(rows), corpus.moments.spread(query_vector)),
+                "keyword": Scored(_sparse_at(keyword_docs, keyword_values, rows),
+                                  Spread.of_sparse(keyword_values, corpus.size)),
+            }
+            combined = zsum(scored, membership, weights, rows, context=cfg.context_weight,
+                            previous=corpus.previous, following=corpus.following)
+            at = dict(zip(rows.tolist(), combined.tolist(), strict=True))
+            fused = {corpus.memories[i].id: at[i] for i in pool}
         ordered = sorted(fused.items(), key=lambda kv: -kv[1])[: max(cfg.per_channel, k * 2)]
         # fresh rows: activation moved since the snapshot, and a lifecycle run may have superseded one
         if past:  # the memories as they stood, all current then
@@ -341,16 +354,22 @@ class RecallPipeline:
         weights_by_term = {t: corpus.keyword.smooth_idf(t) for t in set(terms)}
         window = analysis.time_window
         evidence: dict[str, Evidence] = {}
+        query_cjk = is_cjk(query)
+        positions = [i for i in (corpus.position.get(mid) for mid, _ in ordered) if i is not None]
+        z_of = dict(zip(positions, base.z_array(similarity(positions), corpus.cjk_mask[positions]).tolist(),
+                        strict=True))
         for mid, _ in ordered:
             i = corpus.position.get(mid)
             memory = fresh[mid]
             if i is None:  # the successor of a superseded candidate, outside this snapshot
                 sim = self._similarity(memory, query_vector)
                 z, cover, standing = base.z(sim, is_cjk(memory.content)), 0.0, False
-                if is_cjk(query) and not is_cjk(memory.content):
+                if query_cjk and not is_cjk(memory.content):
                     z *= cfg.zh_to_en_z_scale
             else:
-                z = float(z_background[i])
+                z = z_of[i]
+                if query_cjk and not corpus.cjk[i]:
+                    z *= cfg.zh_to_en_z_scale
                 cover = keyword_coverage(weights_by_term, corpus.keyword.terms[i])
                 standing = bool(domains & set(corpus.standing[i]))
             in_window = window is not None and window.start <= memory.occurred_at < window.end
@@ -465,7 +484,7 @@ class RecallPipeline:
         return ranked
 
     def _vector_channel(
-        self, inp: ch.ChannelInput, query_vector: np.ndarray, similarities: np.ndarray, degraded: list[str]
+        self, inp: ch.ChannelInput, query_vector: np.ndarray, similarity: ch.Similarity, degraded: list[str]
     ) -> ch.Ranked:
         try:
             ranked = ch.vector_channel(inp, self.vectors, query_vector)
@@ -474,7 +493,7 @@ class RecallPipeline:
                 raise
             # the snapshot holds every vector the index holds
             self._failed(VECTOR, exc, degraded)
-            return ch.vector_from_snapshot(inp, similarities)
+            return ch.vector_from_snapshot(inp, similarity)
         self._answered(VECTOR)
         return ranked
 
@@ -678,6 +697,14 @@ class RecallPipeline:
             self.recorder.flush()
         except Exception as exc:  # the buffer is kept by the next flush attempt; recall must not fail
             log.warning("recall log flush failed: %s", exc)
+
+
+def _sparse_at(docs: np.ndarray, values: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The sparse scores (``docs`` ascending, ``values``) at ``rows``, zero where a row has none."""
+    if not docs.size:
+        return np.zeros(len(rows), dtype=np.float64)
+    at = np.minimum(np.searchsorted(docs, rows), docs.size - 1)
+    return np.where(docs[at] == rows, values[at], 0.0)
 
 
 def _pair_z(u: np.ndarray, v: np.ndarray, background: np.ndarray) -> float:
