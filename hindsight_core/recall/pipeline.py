@@ -5,6 +5,7 @@ concurrently and keeps the per-engine state (namespace snapshots, background vec
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections.abc import Callable, Sequence
@@ -531,7 +532,8 @@ class RecallPipeline:
 
         same = Sameness(echo_z=cfg.collapse_echo_z, duplicate_z=cfg.collapse_duplicate_z,
                         overlap=cfg.collapse_overlap)
-        return collapse(scored, vector=vector, pair_z=pair_z, terms=terms, idf=corpus.keyword.smooth_idf,
+        idf = functools.cache(corpus.keyword.smooth_idf)  # the candidates share most of their terms
+        return collapse(scored, vector=vector, pair_z=pair_z, terms=terms, idf=idf,
                         adjacent=adjacent, same=same)
 
     def _updates(
@@ -707,12 +709,6 @@ def _sparse_at(docs: np.ndarray, values: np.ndarray, rows: np.ndarray) -> np.nda
     return np.where(docs[at] == rows, values[at], 0.0)
 
 
-def _pair_z(u: np.ndarray, v: np.ndarray, background: np.ndarray) -> float:
-    """How far the cosine of two memories stands above ``u``'s cosines to unrelated sentences."""
-    sims = background @ u
-    return float((float(u @ v) - sims.mean()) / max(float(sims.std()), 1e-3))
-
-
 def _snapshot_lookups(
     corpus: Corpus, english: np.ndarray, chinese: np.ndarray
 ) -> tuple[Callable[[str], np.ndarray | None], Callable[[str], frozenset[str] | None],
@@ -728,7 +724,17 @@ def _snapshot_lookups(
         i = corpus.position.get(mid)
         return None if i is None else corpus.keyword.terms[i]
 
+    # a candidate meets many others: its cosines to the background are computed once per recall
+    spreads: dict[tuple[bytes, bool], tuple[float, float]] = {}
+
     def pair_z(u: np.ndarray, v: np.ndarray, text: str) -> float:
-        return _pair_z(u, v, chinese if is_cjk(text) else english)
+        cjk = is_cjk(text)
+        key = (u.tobytes(), cjk)
+        spread = spreads.get(key)
+        if spread is None:
+            sims = (chinese if cjk else english) @ u
+            spread = spreads[key] = (float(sims.mean()), max(float(sims.std()), 1e-3))
+        mean, std = spread
+        return float((float(u @ v) - mean) / std)
 
     return vector, terms, pair_z
