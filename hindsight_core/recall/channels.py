@@ -34,6 +34,21 @@ class ChannelInput:
         return self.corpus.memories[index].layer in self.layers
 
 
+class Similarity:
+    """The query's cosine to snapshot rows, computed for the rows asked for only: a channel or the
+    fusion reads its candidates' rows by position, never the whole namespace's."""
+
+    def __init__(self, vectors: np.ndarray, query_vector: np.ndarray) -> None:
+        self._vectors = vectors
+        self._query = query_vector
+
+    def __call__(self, positions: Sequence[int] | np.ndarray) -> np.ndarray:
+        return self._vectors[np.asarray(positions, dtype=np.intp)] @ self._query
+
+    def everything(self) -> np.ndarray:
+        return self._vectors @ self._query
+
+
 def _top(inp: ChannelInput, indexes: Sequence[int], scores: np.ndarray | Sequence[float]) -> Ranked:
     order = sorted(range(len(indexes)), key=lambda j: -float(scores[j]))
     out: Ranked = []
@@ -64,18 +79,17 @@ def vector_channel(inp: ChannelInput, vectors: VectorIndex, query_vector: np.nda
     return sorted(hits.items(), key=lambda kv: -kv[1])[: inp.n]
 
 
-def keyword_channel(inp: ChannelInput, scores: np.ndarray) -> Ranked:
-    """``scores``: BM25 of every memory of the snapshot (computed once, also used by fusion). Only the
-    memories with a positive score are sorted (BM25 is never negative here): the order is the one a
-    stable sort of all scores gives, at the cost of the matches rather than the namespace."""
-    if not scores.size:
-        return []
+def keyword_channel(inp: ChannelInput, docs: np.ndarray, scores: np.ndarray) -> Ranked:
+    """``docs``, ``scores``: the documents holding a query term, ascending, and their BM25 (the keyword
+    index's sparse answer, also used by fusion). Only the positive scores are sorted (BM25 is never
+    negative here): the order is the one a stable sort of every memory's score gives, at the cost of
+    the matches rather than the namespace."""
     positive = np.flatnonzero(scores > 0)
-    candidates = [int(i) for i in positive[np.argsort(-scores[positive], kind="stable")[: inp.n * 2]]]
-    return _top(inp, candidates, [float(scores[i]) for i in candidates])
+    best = positive[np.argsort(-scores[positive], kind="stable")[: inp.n * 2]]
+    return _top(inp, [int(docs[j]) for j in best], [float(scores[j]) for j in best])
 
 
-def profile_channel(inp: ChannelInput, similarities: np.ndarray, domains: set[str]) -> Ranked:
+def profile_channel(inp: ChannelInput, similarity: Similarity, domains: set[str]) -> Ranked:
     """Standing facts (an allergy, a name) whose domain the request falls in, closest first."""
     if not domains:
         return []
@@ -83,25 +97,27 @@ def profile_channel(inp: ChannelInput, similarities: np.ndarray, domains: set[st
     for kind in domains:
         members.update(inp.corpus.standing_index.get(kind, ()))
     indexes = sorted(members)
-    return _top(inp, indexes, similarities[indexes])
+    return _top(inp, indexes, similarity(indexes))
 
 
-def temporal_channel(inp: ChannelInput, similarities: np.ndarray) -> Ranked:
+def temporal_channel(inp: ChannelInput, similarity: Similarity) -> Ranked:
     """Memories inside the query's time window; with a history cue, the namespace's latest memories
     (the previous session is where "last time" usually points). Ranked by meaning within that set."""
     corpus = inp.corpus
     pool: set[int] = set()
     window = inp.analysis.time_window
-    occurred = corpus.occurred
     if window is not None:
-        start, end = to_ts(window.start), to_ts(window.end)
-        pool |= {int(i) for i in np.flatnonzero((occurred >= start) & (occurred < end))}
+        # ``recency_keys`` is -occurred ascending: start <= occurred < end is a slice of it
+        keys = corpus.recency_keys
+        lo = int(np.searchsorted(keys, -to_ts(window.end), side="right"))
+        hi = int(np.searchsorted(keys, -to_ts(window.start), side="right"))
+        pool |= {int(i) for i in corpus.by_recency[lo:hi]}
     if inp.analysis.history_cues:
         # The current session's own turns are already in the prompt (working memory): look before them.
-        # Newest first, ties in snapshot order (what a stable reverse sort gives).
+        # Newest first, ties in snapshot order.
         wanted = inp.n * 2
         taken: list[int] = []
-        for i in np.argsort(-occurred, kind="stable"):
+        for i in corpus.by_recency:
             m = corpus.memories[int(i)]
             if m.session_id != inp.session_id or m.session_id is None:
                 taken.append(int(i))
@@ -111,10 +127,10 @@ def temporal_channel(inp: ChannelInput, similarities: np.ndarray) -> Ranked:
     if not pool:
         return []
     indexes = sorted(pool)
-    return _top(inp, indexes, similarities[indexes])
+    return _top(inp, indexes, similarity(indexes))
 
 
-def entity_channel(inp: ChannelInput, similarities: np.ndarray) -> Ranked:
+def entity_channel(inp: ChannelInput, similarity: Similarity) -> Ranked:
     """Memories that name an entity of the query; more shared entities first, then meaning."""
     counts: dict[int, int] = {}
     for name in inp.analysis.entities:
@@ -123,7 +139,7 @@ def entity_channel(inp: ChannelInput, similarities: np.ndarray) -> Ranked:
     if not counts:
         return []
     indexes = list(counts)
-    scores = [counts[i] + float(similarities[i]) for i in indexes]
+    scores = np.asarray([counts[i] for i in indexes], dtype=np.float64) + similarity(indexes)
     return _top(inp, indexes, scores)
 
 
@@ -156,10 +172,10 @@ def activation_from_store(inp: ChannelInput, store: RelationalStore, rates: dict
     return sorted(merged.items(), key=lambda kv: -kv[1])[: inp.n]
 
 
-def vector_from_snapshot(inp: ChannelInput, similarities: np.ndarray) -> Ranked:
-    """The vector channel while its index is unreachable: an exact scan of the snapshot's vectors
-    (``similarities`` = snapshot vectors @ query), which is what the index approximates."""
-    return _top(inp, list(range(inp.corpus.size)), similarities)
+def vector_from_snapshot(inp: ChannelInput, similarity: Similarity) -> Ranked:
+    """The vector channel while its index is unreachable: an exact scan of the snapshot's vectors, which
+    is what the index approximates (the one pass over the namespace left, on the degraded path)."""
+    return _top(inp, list(range(inp.corpus.size)), similarity.everything())
 
 
 def activation_from_snapshot(inp: ChannelInput, rates: dict[Layer, float]) -> Ranked:

@@ -22,6 +22,7 @@ import numpy as np
 from hindsight_core.clock import to_ts
 from hindsight_core.recall.floor import is_cjk
 from hindsight_core.recall.keyword import KeywordIndex, KeywordView
+from hindsight_core.recall.moments import VectorMoments
 from hindsight_core.recall.profile import standing_kinds
 from hindsight_core.store.changes import DELETED
 from hindsight_core.store.sql import RelationalStore
@@ -56,6 +57,12 @@ class Corpus:
     standing_index: dict[str, list[int]] = field(default_factory=dict)
     #: When each memory happened (epoch seconds), for the temporal channel's window and recency.
     occurred: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
+    #: Positions newest first (ties in snapshot order), and ``-occurred`` in that order (ascending), so
+    #: a time window is two binary searches and "the latest memories" a prefix, not a sort.
+    by_recency: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    recency_keys: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
+    #: Mean and scatter of ``vectors``: the cosine channel's namespace-wide spread for any query.
+    moments: VectorMoments | None = None
     #: Layers present, indexes of cold memories, whether the namespace holds superseded memories.
     layers: frozenset[Layer] = frozenset()
     cold: list[int] = field(default_factory=list)
@@ -320,10 +327,27 @@ def _append(
             corpus.standing_index[kind] = [*corpus.standing_index.get(kind, []), i]
     corpus.occurred = np.concatenate([cached.occurred[:n0], np.asarray([to_ts(m.occurred_at) for m in fresh],
                                                                         dtype=np.float64)])
+    corpus.by_recency, corpus.recency_keys = _merged_recency(cached, corpus.occurred, n0)
+    moments = cached.moments or VectorMoments.empty(corpus.vectors.shape[1])
+    corpus.moments = moments.plus(vectors) if len(fresh) else moments
     corpus.layers = cached.layers | frozenset(m.layer for m in fresh)
     corpus.cold = list(cached.cold) + [i for i, m in enumerate(fresh, start=n0) if m.status == Status.COLD]
     corpus.has_superseded = cached.has_superseded
     return corpus
+
+
+def _merged_recency(cached: Corpus, occurred: np.ndarray, n0: int) -> tuple[np.ndarray, np.ndarray]:
+    """``cached``'s recency order with the rows from ``n0`` on merged in: what
+    ``np.argsort(-occurred, kind="stable")`` gives, at the cost of the new rows (a new row sorts after
+    an older one of the same time)."""
+    if len(occurred) == n0:
+        return cached.by_recency, cached.recency_keys
+    new = np.arange(n0, len(occurred), dtype=np.int64)
+    keys = -occurred[n0:]
+    order = np.argsort(keys, kind="stable")
+    new, keys = new[order], keys[order]
+    at = np.searchsorted(cached.recency_keys, keys, side="right")
+    return np.insert(cached.by_recency, at, new), np.insert(cached.recency_keys, at, keys)
 
 
 class VectorsFor:

@@ -6,10 +6,12 @@ combine without calibration."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from hindsight_core.recall.moments import Spread
 from hindsight_core.recall.types import QueryAnalysis
 
 if TYPE_CHECKING:
@@ -67,9 +69,12 @@ def candidate_pool(rankings: Mapping[str, Ranked], corpus: Corpus) -> list[int]:
     return list(pool)
 
 
-def _standardise(values: np.ndarray) -> np.ndarray:
-    std = float(values.std()) if values.size else 0.0
-    return (values - values.mean()) / std if std > 0 else np.zeros_like(values, dtype=np.float64)
+def with_neighbours(pool: Sequence[int], previous: np.ndarray, following: np.ndarray) -> np.ndarray:
+    """``pool`` and each member's previous and next turn, ascending: the rows ``zsum`` must score for the
+    context term of every member of ``pool`` to be exact."""
+    members = np.asarray(pool, dtype=np.int64)
+    rows = np.concatenate([members, previous[members], following[members]])
+    return np.unique(rows[rows >= 0])
 
 
 def agreement(evidence: np.ndarray) -> float:
@@ -84,11 +89,19 @@ def agreement(evidence: np.ndarray) -> float:
     return float(min(max(float(evidence.mean()), 0.0), 1.0))
 
 
+@dataclass(frozen=True)
+class Scored:
+    """A scored channel's values on the rows fused, and its spread over the whole namespace."""
+
+    values: np.ndarray
+    spread: Spread
+
+
 def zsum(
-    scores: Mapping[str, np.ndarray],
+    scores: Mapping[str, Scored],
     membership: Mapping[str, Sequence[int]],
     weights: Mapping[str, float],
-    size: int,
+    rows: np.ndarray,
     *,
     context: float,
     previous: np.ndarray,
@@ -103,13 +116,19 @@ def zsum(
 
     Standardising keeps the magnitudes RRF throws away: a turn that matches the query's rare words
     far better than any other should not tie with one that barely made the list. On LoCoMo this beats
-    RRF by 0.04–0.05 evidence recall@10 (docs/benchmarks.md)."""
-    fused = np.zeros(size, dtype=np.float64)
+    RRF by 0.04–0.05 evidence recall@10 (docs/benchmarks.md).
+
+    Only ``rows`` are fused (snapshot positions, ascending; the result is aligned with them): each
+    scored channel brings its values there and its namespace-wide spread (moments.py), so the cost is
+    the candidates', not the namespace's. ``rows`` must hold every set channel member, and a row's
+    context term is exact when its neighbours (``previous`` / ``following``: snapshot positions, -1
+    for none) are among ``rows`` too (``with_neighbours``)."""
+    fused = np.zeros(len(rows), dtype=np.float64)
     total = 0.0
-    for name, values in scores.items():
+    for name, scored in scores.items():
         weight = weights.get(name, 0.0)
         if weight:
-            fused += weight * _standardise(np.asarray(values, dtype=np.float64))
+            fused += weight * scored.spread.standardise(scored.values)
             total += weight
     # what the query's own words and meaning say of each memory, in standard deviations
     evidence = fused / total if total > 0 else fused
@@ -118,11 +137,18 @@ def zsum(
             continue
         weight = weights.get(name, 0.0)
         if weight and members:
-            index = np.asarray(members, dtype=np.int64)
+            index = np.searchsorted(rows, np.asarray(members, dtype=np.int64))
             share = 1.0 if name in unconditional else agreement(evidence[index])
             fused[index] += weight * share
-    if context > 0 and size:
+    if context > 0 and len(rows):
         padded = np.append(fused, -np.inf)
-        best = np.maximum(padded[previous], padded[following])
+        best = np.maximum(padded[_local(rows, previous[rows])], padded[_local(rows, following[rows])])
         fused = fused + np.where(np.isfinite(best), context * best, 0.0)
     return fused
+
+
+def _local(rows: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """Where each of ``positions`` sits in ``rows``; ``len(rows)`` (the padding) for -1 or a row not fused."""
+    at = np.searchsorted(rows, positions)
+    clipped = np.minimum(at, len(rows) - 1)
+    return np.where((positions >= 0) & (rows[clipped] == positions), clipped, len(rows))

@@ -6,6 +6,7 @@ thread, one after the other; only the recall log's flush goes to a worker."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections.abc import Callable, Sequence
@@ -37,9 +38,18 @@ from hindsight_core.recall.floor import (
     prompting_turn,
     split_background,
 )
-from hindsight_core.recall.fusion import candidate_pool, route, rrf, spread_to_neighbours, zsum
+from hindsight_core.recall.fusion import (
+    Scored,
+    candidate_pool,
+    route,
+    rrf,
+    spread_to_neighbours,
+    with_neighbours,
+    zsum,
+)
 from hindsight_core.recall.keyword import tokenize
 from hindsight_core.recall.log import LogEntry, RecallRecorder
+from hindsight_core.recall.moments import Spread
 from hindsight_core.recall.profile import STANDING_KINDS
 from hindsight_core.recall.rerank import Reranker, rerank
 from hindsight_core.recall.scoring import final_score
@@ -283,28 +293,26 @@ class RecallPipeline:
         )
         terms = tokenize(query)
         # 2. channels
-        keyword_scores = corpus.keyword.scores(terms)
+        keyword_docs, keyword_values = corpus.keyword.sparse(terms)
         rates = {layer: self.config.activation.rate(layer) for layer in Layer}
         heat = ch.activation_from_snapshot(inp, rates) if past else self._activation_channel(inp, rates, degraded)
-        similarities = corpus.vectors @ query_vector
+        # every per-memory number below is computed for candidates only, from their snapshot rows
+        similarity = ch.Similarity(corpus.vectors, query_vector)
         if past:
-            vector = ch.vector_from_snapshot(inp, similarities)
+            vector = ch.vector_from_snapshot(inp, similarity)
         else:
-            vector = self._vector_channel(inp, query_vector, similarities, degraded)
+            vector = self._vector_channel(inp, query_vector, similarity, degraded)
         english, chinese = self.background()
         if not shared:
             first = LanguageBaselines(query_vector, english, chinese)
             shared.append((first, self._domains(query_vector, first)))
         base, domains = shared[0]
-        z_background = base.z_array(similarities, corpus.cjk_mask)
-        if is_cjk(query):
-            z_background = np.where(corpus.cjk_mask, z_background, z_background * cfg.zh_to_en_z_scale)
         rankings: dict[str, ch.Ranked] = {
             "vector": vector,
-            "keyword": ch.keyword_channel(inp, keyword_scores),
-            "temporal": ch.temporal_channel(inp, similarities),
-            "entity": ch.entity_channel(inp, similarities),
-            "profile": ch.profile_channel(inp, similarities, domains),
+            "keyword": ch.keyword_channel(inp, keyword_docs, keyword_values),
+            "temporal": ch.temporal_channel(inp, similarity),
+            "entity": ch.entity_channel(inp, similarity),
+            "profile": ch.profile_channel(inp, similarity, domains),
             "activation": heat,
         }
         # 3. fuse, with routing and conversational context
@@ -320,11 +328,17 @@ class RecallPipeline:
                 fused = spread_to_neighbours(fused, neighbours, cfg.context_weight)
         else:
             membership = {name: [corpus.position[mid] for mid, _ in ranked] for name, ranked in rankings.items()}
-            combined = zsum(
-                {"vector": similarities, "keyword": keyword_scores}, membership, weights, corpus.size,
-                context=cfg.context_weight, previous=corpus.previous, following=corpus.following,
-            )
-            fused = {corpus.memories[i].id: float(combined[i]) for i in pool}
+            rows = with_neighbours(pool, corpus.previous, corpus.following)
+            assert corpus.moments is not None
+            scored = {
+                "vector": Scored(similarity(rows), corpus.moments.spread(query_vector)),
+                "keyword": Scored(_sparse_at(keyword_docs, keyword_values, rows),
+                                  Spread.of_sparse(keyword_values, corpus.size)),
+            }
+            combined = zsum(scored, membership, weights, rows, context=cfg.context_weight,
+                            previous=corpus.previous, following=corpus.following)
+            at = dict(zip(rows.tolist(), combined.tolist(), strict=True))
+            fused = {corpus.memories[i].id: at[i] for i in pool}
         ordered = sorted(fused.items(), key=lambda kv: -kv[1])[: max(cfg.per_channel, k * 2)]
         # fresh rows: activation moved since the snapshot, and a lifecycle run may have superseded one
         if past:  # the memories as they stood, all current then
@@ -340,22 +354,30 @@ class RecallPipeline:
         weights_by_term = {t: corpus.keyword.smooth_idf(t) for t in set(terms)}
         window = analysis.time_window
         evidence: dict[str, Evidence] = {}
+        query_cjk = is_cjk(query)
+        positions = [i for i in (corpus.position.get(mid) for mid, _ in ordered) if i is not None]
+        # a short reply means what it answers ("Hill" to "maiden name?"): it is measured with that turn too
+        asked = {i: a for i in positions if (a := prompting_turn(corpus, i, cfg.reply_terms)) is not None}
+        measured = list(dict.fromkeys([*positions, *asked.values()]))
+        z_of = dict(zip(measured, base.z_array(similarity(measured), corpus.cjk_mask[measured]).tolist(),
+                        strict=True))
+        if query_cjk:
+            z_of = {j: z if corpus.cjk[j] else z * cfg.zh_to_en_z_scale for j, z in z_of.items()}
         for mid, _ in ordered:
             i = corpus.position.get(mid)
             memory = fresh[mid]
             if i is None:  # the successor of a superseded candidate, outside this snapshot
                 sim = self._similarity(memory, query_vector)
                 z, cover, standing = base.z(sim, is_cjk(memory.content)), 0.0, False
-                if is_cjk(query) and not is_cjk(memory.content):
+                if query_cjk and not is_cjk(memory.content):
                     z *= cfg.zh_to_en_z_scale
             else:
-                z = float(z_background[i])
+                z = z_of[i]
                 cover = keyword_coverage(weights_by_term, corpus.keyword.terms[i])
                 standing = bool(domains & set(corpus.standing[i]))
-                asked = prompting_turn(corpus, i, cfg.reply_terms)
-                if asked is not None:  # a short reply means what it answers: "Hill" to "maiden name?"
-                    z = max(z, float(z_background[asked]))
-                    cover = max(cover, keyword_coverage(weights_by_term, corpus.keyword.terms[asked]))
+                if i in asked:
+                    z = max(z, z_of[asked[i]])
+                    cover = max(cover, keyword_coverage(weights_by_term, corpus.keyword.terms[asked[i]]))
             in_window = window is not None and window.start <= memory.occurred_at < window.end
             evidence[mid] = Evidence(z=z, coverage=cover, in_window=in_window, standing=standing,
                                      rerank=reranked.get(mid) if reranked else None)
@@ -472,7 +494,7 @@ class RecallPipeline:
         return ranked
 
     def _vector_channel(
-        self, inp: ch.ChannelInput, query_vector: np.ndarray, similarities: np.ndarray, degraded: list[str]
+        self, inp: ch.ChannelInput, query_vector: np.ndarray, similarity: ch.Similarity, degraded: list[str]
     ) -> ch.Ranked:
         try:
             ranked = ch.vector_channel(inp, self.vectors, query_vector)
@@ -481,7 +503,7 @@ class RecallPipeline:
                 raise
             # the snapshot holds every vector the index holds
             self._failed(VECTOR, exc, degraded)
-            return ch.vector_from_snapshot(inp, similarities)
+            return ch.vector_from_snapshot(inp, similarity)
         self._answered(VECTOR)
         return ranked
 
@@ -519,7 +541,8 @@ class RecallPipeline:
 
         same = Sameness(echo_z=cfg.collapse_echo_z, duplicate_z=cfg.collapse_duplicate_z,
                         overlap=cfg.collapse_overlap)
-        return collapse(scored, vector=vector, pair_z=pair_z, terms=terms, idf=corpus.keyword.smooth_idf,
+        idf = functools.cache(corpus.keyword.smooth_idf)  # the candidates share most of their terms
+        return collapse(scored, vector=vector, pair_z=pair_z, terms=terms, idf=idf,
                         adjacent=adjacent, same=same)
 
     def _updates(
@@ -691,6 +714,14 @@ def _background_spread(u: np.ndarray, background: np.ndarray) -> tuple[np.floati
     """The mean and (floored) standard deviation of ``u``'s cosines to the background sentences."""
     sims = background @ u
     return sims.mean(), max(float(sims.std()), 1e-3)
+
+
+def _sparse_at(docs: np.ndarray, values: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The sparse scores (``docs`` ascending, ``values``) at ``rows``, zero where a row has none."""
+    if not docs.size:
+        return np.zeros(len(rows), dtype=np.float64)
+    at = np.minimum(np.searchsorted(docs, rows), docs.size - 1)
+    return np.where(docs[at] == rows, values[at], 0.0)
 
 
 def _snapshot_lookups(

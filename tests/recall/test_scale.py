@@ -57,6 +57,14 @@ def _snapshot_matches_rebuild(hs: Hindsight) -> None:
     assert live.neighbours == rebuilt.neighbours
     assert np.array_equal(live.previous, rebuilt.previous) and np.array_equal(live.following, rebuilt.following)
     assert live.entities == rebuilt.entities and live.standing_index == rebuilt.standing_index
+    # the recency order and the vectors' moments, kept up by appending, are those of the whole snapshot
+    assert np.array_equal(live.by_recency, np.argsort(-live.occurred, kind="stable"))
+    assert np.array_equal(live.recency_keys, -live.occurred[live.by_recency])
+    assert live.moments is not None and live.moments.count == live.size
+    query = live.vectors[0]
+    spread = live.moments.spread(query)
+    assert np.isclose(spread.mean, float((live.vectors @ query).astype(np.float64).mean()), atol=1e-7)
+    assert np.isclose(spread.std, float((live.vectors @ query).astype(np.float64).std()), atol=1e-7)
     terms = tokenize("Biscuit beagle 花生 budget")
     assert np.allclose(live.keyword.scores(terms), rebuilt.keyword.scores(terms))
 
@@ -138,3 +146,17 @@ def test_scale_benchmark_small_variant_runs_and_prints_its_tables() -> None:
     assert "| memories | recall cached p50 / p95 |" in out and "| 300 |" in out
     assert "| namespaces x memories |" in out and "| 20 x 30 |" in out
     assert "record_many / embedder" in out
+
+
+def test_recency_order_merged_on_append_is_a_stable_sort_of_the_times() -> None:
+    """The temporal channel reads "newest first" from an order kept up on append; with many memories
+    sharing a time (a batch, a day's granularity), ties stay in snapshot order."""
+    from hindsight_core.recall.corpus import Corpus, _merged_recency
+
+    occurred = np.random.default_rng(1).integers(0, 20, 500).astype(np.float64)
+    corpus = Corpus(key=(), memories=[], vectors=np.zeros((0, 4), dtype=np.float32), keyword=KeywordIndex().view(0))
+    size = 0
+    for step in (1, 7, 50, 1, 1, 200, 240):
+        corpus.by_recency, corpus.recency_keys = _merged_recency(corpus, occurred[: size + step], size)
+        size += step
+        assert np.array_equal(corpus.by_recency, np.argsort(-occurred[:size], kind="stable"))

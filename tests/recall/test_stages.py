@@ -114,31 +114,73 @@ def test_pack_counts_tokens_of_the_injected_text_and_skips_what_does_not_fit() -
     assert isinstance(np.float32(1), np.floating)
 
 
-def test_zsum_standardises_scores_adds_set_channels_and_context() -> None:
-    from hindsight_core.recall.fusion import zsum
+def _zsum_all(sims: np.ndarray, bm25: np.ndarray, membership: dict[str, list[int]], weights: dict[str, float],
+              context: float, prev: np.ndarray, foll: np.ndarray) -> np.ndarray:
+    """zsum over every row, each scored channel's spread taken from its values."""
+    from hindsight_core.recall.fusion import Scored, zsum
+    from hindsight_core.recall.moments import Spread
 
+    scores = {"vector": Scored(sims, Spread.of(sims)), "keyword": Scored(bm25, Spread.of(bm25))}
+    return zsum(scores, membership, weights, np.arange(len(sims)), context=context, previous=prev, following=foll)
+
+
+def test_zsum_standardises_scores_adds_set_channels_and_context() -> None:
     sims = np.array([0.80, 0.81, 0.95, 0.80])
     bm25 = np.array([0.0, 0.0, 0.0, 9.0])
     prev = np.array([-1, 0, 1, 2])
     foll = np.array([1, 2, 3, -1])
-    plain = zsum({"vector": sims, "keyword": bm25}, {}, {"vector": 1.0, "keyword": 1.0}, 4,
-                 context=0.0, previous=prev, following=foll)
+    plain = _zsum_all(sims, bm25, {}, {"vector": 1.0, "keyword": 1.0}, 0.0, prev, foll)
     assert plain.argmax() in (2, 3) and plain[0] < plain[2]
     # a set channel adds its weight in proportion to its members' agreement with the scored channels:
     # a member the query's words and meaning support is lifted, one they do not is not buried-over
-    boosted = zsum({"vector": sims, "keyword": bm25}, {"entity": [2]}, {"vector": 1.0, "keyword": 1.0, "entity": 5.0},
-                   4, context=0.0, previous=prev, following=foll)
+    boosted = _zsum_all(sims, bm25, {"entity": [2]}, {"vector": 1.0, "keyword": 1.0, "entity": 5.0}, 0.0, prev, foll)
     assert boosted.argmax() == 2 and boosted[2] - plain[2] > 0
-    unsupported = zsum({"vector": sims, "keyword": bm25}, {"entity": [0]},
-                       {"vector": 1.0, "keyword": 1.0, "entity": 5.0}, 4, context=0.0, previous=prev, following=foll)
+    unsupported = _zsum_all(sims, bm25, {"entity": [0]}, {"vector": 1.0, "keyword": 1.0, "entity": 5.0}, 0.0, prev,
+                            foll)
     assert unsupported[0] == plain[0]
-    standing = zsum({"vector": sims, "keyword": bm25}, {"profile": [0]},
-                    {"vector": 1.0, "keyword": 1.0, "profile": 5.0}, 4, context=0.0, previous=prev, following=foll)
+    standing = _zsum_all(sims, bm25, {"profile": [0]}, {"vector": 1.0, "keyword": 1.0, "profile": 5.0}, 0.0, prev,
+                         foll)
     assert standing.argmax() == 0  # standing facts bridge what similarity cannot: full weight
-    ctx = zsum({"vector": sims, "keyword": bm25}, {}, {"vector": 1.0, "keyword": 1.0}, 4,
-               context=0.5, previous=prev, following=foll)
+    ctx = _zsum_all(sims, bm25, {}, {"vector": 1.0, "keyword": 1.0}, 0.5, prev, foll)
     # memory 1 sits next to the best-scoring memory 2, memory 0 does not
     assert ctx[1] - plain[1] > ctx[0] - plain[0]
+
+
+def test_zsum_on_the_candidates_alone_scores_them_as_over_the_whole_namespace() -> None:
+    """Fusing only the candidates and their neighbours, with the channels' namespace-wide spreads from
+    moments (the vectors' mean and scatter, BM25's non-zero scores), gives each candidate the score a
+    fusion over every memory gives it."""
+    from hindsight_core.recall.fusion import Scored, with_neighbours, zsum
+    from hindsight_core.recall.moments import Spread, VectorMoments
+
+    rng = np.random.default_rng(3)
+    n = 3000
+    vectors = rng.standard_normal((n, 32)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    query = vectors[7] + 0.3 * rng.standard_normal(32).astype(np.float32)
+    query /= np.linalg.norm(query)
+    sims = vectors @ query
+    bm25 = np.zeros(n)
+    matched = np.sort(rng.choice(n, 150, replace=False))
+    bm25[matched] = rng.uniform(0.5, 9.0, matched.size)
+    sessions = rng.integers(0, 60, n)  # turns of 60 interleaved sessions
+    prev, foll = np.full(n, -1), np.full(n, -1)
+    last: dict[int, int] = {}
+    for i, s in enumerate(sessions.tolist()):
+        if s in last:
+            prev[i], foll[last[s]] = last[s], i
+        last[s] = i
+    weights = {"vector": 1.0, "keyword": 0.7, "entity": 0.5, "temporal": 0.4}
+    pool = sorted({*np.argsort(-sims)[:25].tolist(), *matched[:40].tolist(), *range(100, 130)})
+    membership = {"entity": pool[::3], "temporal": pool[1::4]}
+    everything = _zsum_all(sims, bm25, membership, weights, 0.4, prev, foll)
+    moments = VectorMoments.empty(32).plus(vectors[:1000]).plus(vectors[1000:1001]).plus(vectors[1001:])
+    rows = with_neighbours(pool, prev, foll)
+    scores = {"vector": Scored(sims[rows], moments.spread(query)),
+              "keyword": Scored(bm25[rows], Spread.of_sparse(bm25[matched], n))}
+    candidates = zsum(scores, membership, weights, rows, context=0.4, previous=prev, following=foll)
+    assert np.allclose(candidates[np.searchsorted(rows, pool)], everything[pool], atol=1e-6)
+    assert len(rows) < n / 4
 
 
 def test_standing_facts_are_recognised() -> None:
