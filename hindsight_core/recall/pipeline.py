@@ -41,6 +41,7 @@ from hindsight_core.recall.log import LogEntry, RecallRecorder
 from hindsight_core.recall.profile import STANDING_KINDS
 from hindsight_core.recall.rerank import Reranker, rerank
 from hindsight_core.recall.scoring import final_score
+from hindsight_core.recall.snapshot_file import SnapshotFiles
 from hindsight_core.recall.supersede import Update, asks_for_current_value, find_updates, hand_over
 from hindsight_core.recall.trace import FinalScore, FloorDecision, RecallTrace, TraceCandidate
 from hindsight_core.recall.types import Conflict, QueryAnalysis, RecallHit, RecallResult, render_hit
@@ -111,6 +112,7 @@ class RecallPipeline:
         reranker: Reranker | None,
         now: Callable[[], datetime],
         changes: Callable[[], AbstractContextManager[Changes]],
+        snapshot_files: SnapshotFiles | None = None,
     ) -> None:
         self.store = store
         self.vectors = vectors
@@ -120,7 +122,7 @@ class RecallPipeline:
         self.config = config
         self.outbox = outbox
         self.reranker = reranker
-        self.corpora = CorpusCache(store)
+        self.corpora = CorpusCache(store, files=snapshot_files, file_min=config.recall.snapshot_file_min_memories)
         #: Token counts are asked for the same memory texts again and again; the tokenizer is not free.
         self.counter = CachedCounter(tokens)
         self._flushing: Future[None] | None = None
@@ -136,6 +138,7 @@ class RecallPipeline:
     def close(self) -> None:
         self._pool.shutdown(wait=True)
         self.recorder.flush()
+        self.corpora.close()
 
     # -- helpers ---------------------------------------------------------------------------------
     def background(self) -> tuple[np.ndarray, np.ndarray]:
