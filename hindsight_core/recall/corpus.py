@@ -8,7 +8,13 @@ place of a rebuild. A memory that changed in what the snapshot holds, left it, o
 leads to a rebuild (rare: consolidation, sweep, forget). Appending makes a new ``Corpus`` that shares the
 append-only parts (vector rows, keyword postings) with the old one, so a recall still running on the old
 snapshot sees exactly the namespace it started with. Reinforcement does not count as a change: it
-touches activation only, which recall reads fresh for its candidates."""
+touches activation only, which recall reads fresh for its candidates.
+
+Building is still linear Python work (about 10 s at 100k memories), so large snapshots are also kept on
+disk (``snapshot_file.py``): the next process loads the arrays as memory maps (:func:`restore`) and
+extends them from the change log like any cached snapshot. Everything a snapshot holds must therefore
+be in :func:`columns` and :func:`restore` (``tests/recall/test_snapshot_file.py`` compares a loaded
+snapshot with a built one field by field)."""
 
 from __future__ import annotations
 
@@ -198,13 +204,12 @@ class CorpusCache:
         (a store restored to an earlier state makes the file a stranger)."""
         if self._files is None:
             return None
-        saved = self._files.load(namespace, include_cold)
-        if saved is None:
+        fetch = self._fetcher(namespace)
+        corpus = self._files.load(
+            namespace, include_cold, lambda values, arrays: restore(namespace, include_cold, fetch, values, arrays)
+        )
+        if corpus is None or corpus.change > change:
             return None
-        values, arrays = saved
-        if int(values["change"]) > change:
-            return None
-        corpus = restore(namespace, include_cold, self._fetcher(namespace), values, arrays)
         corpus.generation = generation
         self._on_disk[corpus.key_pair] = (corpus.change, corpus.size)
         return corpus
@@ -389,16 +394,27 @@ class MemoryRows(Sequence[Memory]):
 
     KEPT = 20_000
 
-    def __init__(self, namespace: str, fetch: Callable[[Sequence[str]], dict[str, Memory]],
-                 ids: Sequence[str] = (), layers: np.ndarray | None = None, digests: np.ndarray | None = None,
-                 *, tail: Sequence[Memory] = (), read: dict[str, Memory] | None = None,
-                 lock: threading.Lock | None = None) -> None:
+    def __init__(
+        self,
+        namespace: str,
+        fetch: Callable[[Sequence[str]], dict[str, Memory]],
+        ids: Sequence[str] = (),
+        layers: np.ndarray | None = None,
+        digests: np.ndarray | None = None,
+        sessions: tuple[np.ndarray, Sequence[str]] | None = None,
+        *,
+        tail: Sequence[Memory] = (),
+        read: dict[str, Memory] | None = None,
+        lock: threading.Lock | None = None,
+    ) -> None:
         self.namespace = namespace
         self._fetch = fetch
         self._ids = ids
         self._base = len(ids)
         self._layers = layers if layers is not None else np.zeros(0, dtype=np.uint8)
         self._digests = digests if digests is not None else np.zeros(0, dtype=np.uint64)
+        #: Each loaded position's session: a number into the names, -1 for none.
+        self._sessions = sessions if sessions is not None else (np.zeros(0, dtype=np.int32), ())
         self._tail = list(tail)
         self._read: dict[str, Memory] = read if read is not None else {}
         self._lock = lock or threading.Lock()
@@ -432,6 +448,19 @@ class MemoryRows(Sequence[Memory]):
                     del self._read[next(iter(self._read))]
         return found
 
+    # what the channels read of every candidate, without reading its row
+    def id_at(self, i: int) -> str:
+        return self._ids[i] if i < self._base else self._tail[i - self._base].id
+
+    def layer_at(self, i: int) -> Layer:
+        return LAYER_CODES[int(self._layers[i])] if i < self._base else self._tail[i - self._base].layer
+
+    def session_at(self, i: int) -> str | None:
+        if i >= self._base:
+            return self._tail[i - self._base].session_id
+        code = int(self._sessions[0][i])
+        return None if code < 0 else self._sessions[1][code]
+
     def __iter__(self) -> Iterator[Memory]:
         for i in range(len(self)):
             yield self[i]
@@ -445,7 +474,7 @@ class MemoryRows(Sequence[Memory]):
             else:
                 with self._lock:
                     self._read[m.id] = m
-        return MemoryRows(self.namespace, self._fetch, self._ids, self._layers, self._digests,
+        return MemoryRows(self.namespace, self._fetch, self._ids, self._layers, self._digests, self._sessions,
                           tail=tail + list(fresh), read=self._read, lock=self._lock)
 
     def same_for_recall(self, i: int, new: Memory) -> bool:
@@ -453,14 +482,28 @@ class MemoryRows(Sequence[Memory]):
             return _same_for_recall(self._tail[i - self._base], new)
         return int(self._digests[i]) == recall_digest(new)
 
-    def columns(self) -> tuple[list[str], np.ndarray, np.ndarray]:
-        """(ids, layer numbers, digests) of every position, for the snapshot file."""
+    def columns(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """Ids and session names (plain values), layer numbers, digests and session numbers (arrays) of
+        every position, for the snapshot file."""
         ids = list(self._ids) + [m.id for m in self._tail]
-        layers = np.concatenate([self._layers[: self._base],
-                                 np.asarray([_LAYER_CODE[m.layer] for m in self._tail], dtype=np.uint8)])
-        digests = np.concatenate([self._digests[: self._base],
-                                  np.asarray([recall_digest(m) for m in self._tail], dtype=np.uint64)])
-        return ids, layers, digests
+        names = list(self._sessions[1])
+        number = {name: code for code, name in enumerate(names)}
+        fresh = []
+        for m in self._tail:
+            if m.session_id is not None and m.session_id not in number:
+                number[m.session_id] = len(names)
+                names.append(m.session_id)
+            fresh.append(-1 if m.session_id is None else number[m.session_id])
+        arrays = {
+            "layer_codes": np.concatenate(
+                [self._layers[: self._base], np.asarray([_LAYER_CODE[m.layer] for m in self._tail], dtype=np.uint8)]
+            ),
+            "digests": np.concatenate(
+                [self._digests[: self._base], np.asarray([recall_digest(m) for m in self._tail], dtype=np.uint64)]
+            ),
+            "session_codes": np.concatenate([self._sessions[0][: self._base], np.asarray(fresh, dtype=np.int32)]),
+        }
+        return {"ids": ids, "session_names": names}, arrays
 
 
 class Neighbours(Sequence[tuple[int, ...]]):
@@ -558,12 +601,12 @@ def columns(corpus: Corpus) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     growth = corpus.growth
     assert growth is not None and growth.rows == corpus.size
     n = corpus.size
-    ids, layers, digests = corpus.memories.columns()
+    rows, row_arrays = corpus.memories.columns()
     vocabulary, arrays = growth.keyword.columns(n)
     entity_keys = list(corpus.entities)
     kinds = sorted(corpus.standing_index)
     values: dict[str, Any] = {
-        "ids": ids, "vocabulary": vocabulary, "entity_keys": entity_keys,
+        **rows, "vocabulary": vocabulary, "entity_keys": entity_keys,
         "entity_names": [corpus.entity_names.get(k, k) for k in entity_keys], "standing_kinds": kinds,
         "last_in_session": growth.last_in_session, "layers": sorted(layer.value for layer in corpus.layers),
         "cold": corpus.cold, "has_superseded": corpus.has_superseded, "change": corpus.change,
@@ -572,7 +615,7 @@ def columns(corpus: Corpus) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     arrays.update(
         vectors=np.ascontiguousarray(corpus.vectors[:n], dtype=np.float32), occurred=corpus.occurred[:n],
         previous=corpus.previous[:n], following=corpus.following[:n], cjk=corpus.cjk_mask[:n].astype(np.uint8),
-        layer_codes=layers, digests=digests,
+        **row_arrays,
         **_flat("entity", [corpus.entities[k] for k in entity_keys]),
         **_flat("standing", [corpus.standing_index[k] for k in kinds]),
     )
@@ -601,7 +644,8 @@ def restore(namespace: str, include_cold: bool, fetch: Callable[[Sequence[str]],
     vectors = arrays["vectors"]
     growth = _Growth.of(vectors, keyword, {str(k): int(v) for k, v in values["last_in_session"].items()})
     ids: list[str] = values["ids"]
-    memories = MemoryRows(namespace, fetch, ids, arrays["layer_codes"], arrays["digests"])
+    memories = MemoryRows(namespace, fetch, ids, arrays["layer_codes"], arrays["digests"],
+                          (arrays["session_codes"], values["session_names"]))
     previous, following = arrays["previous"], arrays["following"]
     corpus = Corpus(
         key=(namespace, include_cold), memories=memories, vectors=vectors, keyword=keyword.view(n),

@@ -318,7 +318,7 @@ class RecallPipeline:
             fused = rrf(rankings, weights, cfg.rrf_k)
             if cfg.context_weight > 0:
                 neighbours = {
-                    corpus.memories[i].id: [corpus.memories[j].id for j in corpus.neighbours[i]]
+                    corpus.memories.id_at(i): [corpus.memories.id_at(j) for j in corpus.neighbours[i]]
                     for i in (corpus.position[mid] for mid in fused)
                 }
                 fused = spread_to_neighbours(fused, neighbours, cfg.context_weight)
@@ -328,7 +328,7 @@ class RecallPipeline:
                 {"vector": similarities, "keyword": keyword_scores}, membership, weights, corpus.size,
                 context=cfg.context_weight, previous=corpus.previous, following=corpus.following,
             )
-            fused = {corpus.memories[i].id: float(combined[i]) for i in pool}
+            fused = {corpus.memories.id_at(i): float(combined[i]) for i in pool}
         ordered = sorted(fused.items(), key=lambda kv: -kv[1])[: max(cfg.per_channel, k * 2)]
         # fresh rows: activation moved since the snapshot, and a lifecycle run may have superseded one
         if past:  # the memories as they stood, all current then
@@ -541,7 +541,7 @@ class RecallPipeline:
                     side = corpus.occurred > corpus.occurred[i] if later else corpus.occurred < corpus.occurred[i]
                     sims = np.where(side & (sims < 0.9999), sims, -2.0)  # exact repeats are not another value
                     j = int(np.argmax(sims))
-                    found = corpus.memories[j].id if sims[j] > -2.0 else None
+                    found = corpus.memories.id_at(j) if sims[j] > -2.0 else None
                 nearest_of[(mid, later)] = found
             return nearest_of[(mid, later)]
 

@@ -28,8 +28,9 @@ import mmap
 import os
 import threading
 import zlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -38,6 +39,8 @@ log = logging.getLogger(__name__)
 MAGIC = b"HSRSNAP\x00"
 VERSION = 1
 _ALIGN = 64
+
+T = TypeVar("T")
 
 
 class SnapshotFiles:
@@ -130,8 +133,12 @@ class SnapshotFiles:
         return True
 
     # -- read -------------------------------------------------------------------------------------
-    def load(self, namespace: str, include_cold: bool) -> tuple[dict[str, Any], dict[str, np.ndarray]] | None:
-        """The saved (values, arrays), or ``None`` when there is no file or it fails a check."""
+    def load(
+        self, namespace: str, include_cold: bool, restore: Callable[[dict[str, Any], dict[str, np.ndarray]], T]
+    ) -> T | None:
+        """``restore(values, arrays)`` of the saved snapshot, or ``None`` when there is no file or it fails
+        a check. The checksum runs in a thread while ``restore`` works (``zlib`` releases the GIL), and
+        nothing restored is returned unless it matches."""
         path = self.directory / self._name(namespace, include_cold)
         try:
             with open(path, "rb") as f:
@@ -139,14 +146,37 @@ class SnapshotFiles:
         except (OSError, ValueError):  # missing, or empty (mmap refuses a zero-length file)
             return None
         try:
-            return self._parse(mapped, namespace, include_cold)
-        except (ValueError, KeyError, TypeError, IndexError) as exc:
+            header, content = self._header(mapped, namespace, include_cold)
+        except (ValueError, KeyError, TypeError) as exc:
             log.info("recall snapshot %s ignored: %s", path.name, exc)
             return None
+        crc: list[int] = []
+        checking = threading.Thread(target=lambda: crc.append(zlib.crc32(content)), name="hindsight-snapshot-crc")
+        checking.start()
+        failure: Exception | None = None
+        restored: T | None = None
+        try:
+            at, size = header["values"]
+            values = json.loads(bytes(content[at : at + size]))
+            arrays: dict[str, np.ndarray] = {}
+            for name, (dtype, shape, offset) in header["arrays"].items():
+                count = int(np.prod(shape)) if shape else 1
+                array = np.frombuffer(content, dtype=np.dtype(dtype), count=count, offset=int(offset))
+                arrays[name] = array.reshape(shape)
+            restored = restore(values, arrays)
+        except Exception as exc:  # damaged content can fail anywhere in restoring; the checksum says which
+            failure = exc
+        checking.join()
+        if crc != [header["crc"]]:
+            log.info("recall snapshot %s ignored: checksum mismatch", path.name)
+            return None
+        if failure is not None:
+            log.warning("recall snapshot %s could not be restored: %s: %s", path.name, type(failure).__name__, failure)
+            return None
+        return restored
 
-    def _parse(
-        self, mapped: mmap.mmap, namespace: str, include_cold: bool
-    ) -> tuple[dict[str, Any], dict[str, np.ndarray]] | None:
+    def _header(self, mapped: mmap.mmap, namespace: str, include_cold: bool) -> tuple[dict[str, Any], memoryview]:
+        """The header, checked against what this engine expects, and the content it describes."""
         if mapped[: len(MAGIC)] != MAGIC:
             raise ValueError("not a snapshot file")
         length = int.from_bytes(mapped[len(MAGIC) : len(MAGIC) + 8], "little")
@@ -159,18 +189,7 @@ class SnapshotFiles:
                 raise ValueError(f"written for another {key}")
         if len(mapped) != base + int(header["content"]):
             raise ValueError("truncated or overlong")
-        content = memoryview(mapped)[base:]
-        if zlib.crc32(content) != header["crc"]:
-            raise ValueError("checksum mismatch")
-        at, size = header["values"]
-        values = json.loads(bytes(content[at : at + size]))
-        arrays: dict[str, np.ndarray] = {}
-        for name, (dtype, shape, offset) in header["arrays"].items():
-            count = int(np.prod(shape)) if shape else 1
-            arrays[name] = np.frombuffer(mapped, dtype=np.dtype(dtype), count=count, offset=base + int(offset)).reshape(
-                shape
-            )
-        return values, arrays
+        return header, memoryview(mapped)[base:]
 
     # -- erase ------------------------------------------------------------------------------------
     def remove(self, namespace: str | None = None) -> None:

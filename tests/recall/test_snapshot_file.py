@@ -4,15 +4,18 @@ made after the file was saved are seen, and erasure leaves no file behind."""
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from hindsight_core import Hindsight, HindsightConfig
-from hindsight_core.recall.corpus import CorpusCache
+from hindsight_core.recall.corpus import Corpus, CorpusCache, VectorsFor
+from hindsight_core.recall.keyword import tokenize
 from hindsight_core.vectors.chroma import ChromaVectorIndex
 
 NS = "user:files"
@@ -184,3 +187,49 @@ def test_an_engine_sharing_its_store_keeps_no_files(tmp_path: Path, embedder) ->
         hs.record_many(_turns(10), namespace=NS)
         assert hs.recall("Biscuit", NS, track=False).hits
     assert _files(tmp_path / "data") == []
+
+
+def test_a_loaded_snapshot_holds_what_a_built_one_does(tmp_path: Path, embedder, builds) -> None:
+    """Field by field over ``Corpus``: a field added to the snapshot without being saved fails here."""
+    path = tmp_path / "data"
+    extra = [
+        {"content": "我对花生过敏，很严重。", "session_id": "zh"},
+        {"content": "My name is Ana and I am vegetarian.", "session_id": "facts"},
+        {"content": "周末想去杭州爬山，和王磊一起。", "session_id": "zh"},
+    ]
+    with Hindsight(path, embedder=embedder, config=_config()) as hs:
+        hs.record_many([*_turns(30), *extra], namespace=NS)
+        hs.recall("peanut allergy", NS, track=False)
+    builds.clear()
+    with Hindsight(path, embedder=embedder, config=_config()) as hs:
+        loaded = hs._recall._pipeline().corpus(NS, False)
+        assert builds == [], "loaded from the file"
+        built = CorpusCache(hs.store)._build(
+            NS, False, loaded.change, VectorsFor(hs.outbox.vectors_for, hs.embedder.dim)
+        )
+        assert loaded.size == built.size == 33
+        for f in dataclasses.fields(Corpus):
+            mine, theirs = getattr(loaded, f.name), getattr(built, f.name)
+            if f.name in ("growth", "generation"):
+                continue
+            if f.name == "memories":
+                assert [m.id for m in mine] == [m.id for m in theirs]
+                assert [m.content for m in mine] == [m.content for m in theirs]
+                positions = range(loaded.size)
+                assert [(mine.id_at(i), mine.layer_at(i), mine.session_at(i)) for i in positions] == [
+                    (m.id, m.layer, m.session_id) for m in theirs
+                ]
+            elif f.name == "keyword":
+                for query in ("Biscuit beagle walks", "花生 过敏", "vegetarian Ana", "budget"):
+                    terms = tokenize(query)
+                    assert np.allclose(mine.scores(terms), theirs.scores(terms)), query
+                    assert [mine.smooth_idf(t) for t in terms] == [theirs.smooth_idf(t) for t in terms]
+                assert list(mine.terms[: loaded.size]) == list(theirs.terms[: built.size])
+            elif f.name == "standing":
+                assert [set(x) for x in mine] == [set(x) for x in theirs] and any(theirs)
+            elif isinstance(theirs, np.ndarray):
+                assert np.array_equal(mine, theirs), f.name
+            elif isinstance(theirs, Sequence) and not isinstance(theirs, str):
+                assert list(mine) == list(theirs), f.name
+            else:
+                assert mine == theirs, f.name
