@@ -233,3 +233,14 @@ def test_a_loaded_snapshot_holds_what_a_built_one_does(tmp_path: Path, embedder,
                 assert list(mine) == list(theirs), f.name
             else:
                 assert mine == theirs, f.name
+
+
+def test_reembed_drops_the_snapshots_it_makes_stale(saved, embedder, builds) -> None:
+    path, answers = saved
+    with Hindsight(path, embedder=embedder, config=_config()) as hs:
+        assert _answers(hs) == answers and builds == []
+        assert hs.reembed(NS) == 40
+        assert _files(path) == [], "the file held the vectors replaced"
+        assert _answers(hs) == answers  # the same model: the same vectors, from a rebuilt snapshot
+        assert builds == [NS]
+    assert len(_files(path)) == 1
