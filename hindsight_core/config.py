@@ -72,6 +72,10 @@ class RecallConfig(BaseModel):
     #: each costs its own snapshot and index queries, and the snapshot cache holds 32. More raises
     #: ``InvalidInputError`` rather than leave some out unseen.
     max_subtree_namespaces: int = 16
+    #: An engine that owns its embedded directory keeps the recall snapshot of a namespace with at least
+    #: this many memories on disk (``<path>/recall-snapshots``), so the next process loads it instead of
+    #: rebuilding it (about 10 s per 100k memories); smaller namespaces build in milliseconds.
+    snapshot_file_min_memories: int = Field(default=2000, ge=0)
     channel_weights: dict[str, float] = Field(
         default_factory=lambda: {
             "vector": 1.0,

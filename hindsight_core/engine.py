@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from hindsight_core.lifecycle.schema import Extractor
     from hindsight_core.lifecycle.types import ConsolidationReport, RestoreReport, SweepReport
     from hindsight_core.recall.rerank import Reranker
+    from hindsight_core.recall.snapshot_file import SnapshotFiles
     from hindsight_core.recall.types import RecallResult
 
 log = logging.getLogger("hindsight")
@@ -165,7 +166,9 @@ class Hindsight:
             self._close_backends()
             raise
         self._memories = MemoryService(self._ctx)
-        self._recall = RecallService(self._ctx, reranker)
+        self._recall = RecallService(self._ctx, reranker, self._snapshot_files(database_url))
+        if reembed:  # every vector may have moved (a model saved over the old one's name)
+            self._recall.invalidate(None)
         self._lifecycle = LifecycleService(
             self._ctx, extractor=extractor, background_consolidation=background_consolidation
         )
@@ -183,6 +186,17 @@ class Hindsight:
         if config.recall.warm_up_on_open:
             self._warming = threading.Thread(target=self._warm_quietly, name="hindsight-warm-up", daemon=True)
             self._warming.start()
+
+    def _snapshot_files(self, database_url: str | None) -> SnapshotFiles | None:
+        """Recall snapshots kept on disk (``recall/snapshot_file.py``) when this engine alone uses the
+        directory and its SQLite store; processes sharing a store keep theirs in memory only."""
+        if not self._owner.held or database_url is not None:
+            return None
+        from hindsight_core.recall.snapshot_file import SnapshotFiles
+
+        ctx = self._ctx
+        identity = {"dataset": ctx.store.dataset_id(), "embedder": ctx.embedder.name, "dim": ctx.embedder.dim}
+        return SnapshotFiles(self.path / "recall-snapshots", identity)
 
     def _claim_directory(self, chroma_url: str | None, vector_index: VectorIndex | None) -> DirectoryLock:
         """Own the data directory when this engine will run embedded Chroma in it (single-process by
@@ -629,7 +643,10 @@ class Hindsight:
         under the same name (a fine-tuned model saved over the old path) or the cache is suspect, this is
         how the vectors are brought up to date. Batch by batch, so an interrupted run is finished by the
         outbox on the next open."""
-        return self._maintenance.reembed(self._memories.check_known(namespace), progress=progress)
+        known = self._memories.check_known(namespace)
+        count = self._maintenance.reembed(known, progress=progress)
+        self._recall.invalidate(known)  # the snapshots hold the vectors replaced
+        return count
 
     def stats(self, namespace: str | None = None) -> Stats:
         """Counts per namespace, layer and status, the outbox's state, recall health and consolidation

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from hindsight_core.context import EngineContext
     from hindsight_core.recall.pipeline import RecallPipeline
     from hindsight_core.recall.rerank import Reranker
+    from hindsight_core.recall.snapshot_file import SnapshotFiles
     from hindsight_core.recall.types import RecallResult
 
 MAX_K = 200
@@ -51,9 +52,12 @@ class RecallService:
     """Recall over the engine's context. The pipeline (and its models) is built on first use, so an
     engine that only writes never loads a reranker."""
 
-    def __init__(self, ctx: EngineContext, reranker: Reranker | str | None = None) -> None:
+    def __init__(self, ctx: EngineContext, reranker: Reranker | str | None = None,
+                 snapshot_files: SnapshotFiles | None = None) -> None:
         self.ctx = ctx
         self._reranker = reranker
+        #: Where snapshots are kept between processes (``None``: in memory only; see snapshot_file.py).
+        self.snapshot_files = snapshot_files
         #: The pipeline once built (``None`` before the first recall and after close).
         self.built: RecallPipeline | None = None
         self._lock = threading.Lock()
@@ -69,7 +73,7 @@ class RecallService:
                     store=ctx.store, vectors=ctx.vectors, activation=ctx.activation, embedder=ctx.embedder,
                     tokens=ctx.tokens, config=ctx.config, outbox=ctx.outbox,
                     reranker=resolve_reranker(self._reranker or ctx.config.recall.reranker),
-                    now=ctx.now, changes=ctx.changes,
+                    now=ctx.now, changes=ctx.changes, snapshot_files=self.snapshot_files,
                 )
             return self.built
 
@@ -131,20 +135,28 @@ class RecallService:
         return pipeline.recorder.flush()
 
     # -- what the engine sequences around other services' writes ------------------------------------
-    def invalidate(self, namespace: str) -> None:
-        """Rows written behind the pipeline's back (an import): its namespace snapshot is stale."""
+    def invalidate(self, namespace: str | None) -> None:
+        """Rows written behind the pipeline's back (an import), or vectors replaced (``reembed``; ``None``:
+        every namespace): the snapshots are stale, in memory and on disk."""
+        if self.snapshot_files is not None:
+            self.snapshot_files.remove(namespace)
         if self.built is not None:
             self.built.corpora.invalidate(namespace)
 
     def discard_memories(self, namespace: str, ids: list[str]) -> None:
-        """Erased memories: drop what is buffered of them (inside the erase's unit of work)."""
+        """Erased memories: drop what is buffered of them and the namespace's snapshot, whose file holds
+        their ids and vectors (inside the erase's unit of work)."""
+        if self.snapshot_files is not None:
+            self.snapshot_files.remove(namespace)
         if self.built is not None:
             self.built.recorder.drop_memories(ids)
             self.built.corpora.invalidate(namespace)
 
     def purge(self, namespace: str) -> None:
         """A namespace is erased (inside the purge's unit of work, whose store purge takes its log rows):
-        drop its buffered log rows and its snapshot."""
+        drop its buffered log rows and its snapshot, file included."""
+        if self.snapshot_files is not None:
+            self.snapshot_files.remove(namespace)
         if self.built is not None:
             self.built.recorder.drop_namespace(namespace)
             self.built.corpora.invalidate(namespace)

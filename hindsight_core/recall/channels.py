@@ -31,7 +31,7 @@ class ChannelInput:
     now: datetime
 
     def allowed(self, index: int) -> bool:
-        return self.corpus.memories[index].layer in self.layers
+        return self.corpus.memories.layer_at(index) in self.layers
 
 
 class Similarity:
@@ -55,7 +55,7 @@ def _top(inp: ChannelInput, indexes: Sequence[int], scores: np.ndarray | Sequenc
     for j in order:
         i = indexes[j]
         if inp.allowed(i):
-            out.append((inp.corpus.memories[i].id, float(scores[j])))
+            out.append((inp.corpus.memories.id_at(i), float(scores[j])))
             if len(out) >= inp.n:
                 break
     return out
@@ -75,7 +75,7 @@ def vector_channel(inp: ChannelInput, vectors: VectorIndex, query_vector: np.nda
     if cold:
         sims = inp.corpus.vectors[cold] @ query_vector
         for i, sim in zip(cold, sims, strict=True):
-            hits[inp.corpus.memories[i].id] = float(sim)
+            hits[inp.corpus.memories.id_at(i)] = float(sim)
     return sorted(hits.items(), key=lambda kv: -kv[1])[: inp.n]
 
 
@@ -118,8 +118,8 @@ def temporal_channel(inp: ChannelInput, similarity: Similarity) -> Ranked:
         wanted = inp.n * 2
         taken: list[int] = []
         for i in corpus.by_recency:
-            m = corpus.memories[int(i)]
-            if m.session_id != inp.session_id or m.session_id is None:
+            session = corpus.memories.session_at(int(i))
+            if session != inp.session_id or session is None:
                 taken.append(int(i))
                 if len(taken) >= wanted:
                     break

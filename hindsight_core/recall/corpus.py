@@ -8,14 +8,23 @@ place of a rebuild. A memory that changed in what the snapshot holds, left it, o
 leads to a rebuild (rare: consolidation, sweep, forget). Appending makes a new ``Corpus`` that shares the
 append-only parts (vector rows, keyword postings) with the old one, so a recall still running on the old
 snapshot sees exactly the namespace it started with. Reinforcement does not count as a change: it
-touches activation only, which recall reads fresh for its candidates."""
+touches activation only, which recall reads fresh for its candidates.
+
+Building is still linear Python work (about 10 s at 100k memories), so large snapshots are also kept on
+disk (``snapshot_file.py``): the next process loads the arrays as memory maps (:func:`restore`) and
+extends them from the change log like any cached snapshot. Everything a snapshot holds must therefore
+be in :func:`columns` and :func:`restore` (``tests/recall/test_snapshot_file.py`` compares a loaded
+snapshot with a built one field by field)."""
 
 from __future__ import annotations
 
+import hashlib
 import threading
+import typing
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -24,6 +33,7 @@ from hindsight_core.recall.floor import is_cjk
 from hindsight_core.recall.keyword import KeywordIndex, KeywordView
 from hindsight_core.recall.moments import VectorMoments
 from hindsight_core.recall.profile import standing_kinds
+from hindsight_core.recall.snapshot_file import SnapshotFiles
 from hindsight_core.store.changes import DELETED
 from hindsight_core.store.sql import RelationalStore
 from hindsight_core.text.entities import extract_entities
@@ -34,7 +44,7 @@ from hindsight_core.types import PERSISTENT_LAYERS, Layer, Memory, Status
 @dataclass
 class Corpus:
     key: tuple[object, ...]
-    memories: list[Memory]
+    memories: MemoryRows
     vectors: np.ndarray  # (n, dim), rows aligned with ``memories``
     keyword: KeywordView
     position: dict[str, int] = field(default_factory=dict)
@@ -43,7 +53,7 @@ class Corpus:
     #: Lower-cased entity → the spelling first seen.
     entity_names: dict[str, str] = field(default_factory=dict)
     #: For each memory, the indexes of its neighbours in the same session (previous, next).
-    neighbours: list[tuple[int, ...]] = field(default_factory=list)
+    neighbours: Sequence[tuple[int, ...]] = ()
     #: Whether each memory is mainly Chinese (the relevance floor compares within a language).
     cjk: list[bool] = field(default_factory=list)
     cjk_mask: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
@@ -72,10 +82,18 @@ class Corpus:
     max_seq: int = 0
     #: Append-only state shared by the snapshots of one namespace (see ``_Growth``).
     growth: _Growth | None = None
+    #: The snapshot files' generation of the namespace when this snapshot was read (-1: never save it).
+    generation: int = -1
 
     @property
     def size(self) -> int:
         return len(self.memories)
+
+    @property
+    def key_pair(self) -> tuple[str, bool]:
+        namespace, include_cold = self.key[0], self.key[1]
+        assert isinstance(namespace, str) and isinstance(include_cold, bool)
+        return namespace, include_cold
 
 
 class _Growth:
@@ -90,6 +108,15 @@ class _Growth:
         self.last_in_session = last_in_session
         self.lock = threading.Lock()
 
+    @classmethod
+    def of(cls, vectors: np.ndarray, keyword: KeywordIndex, last_in_session: dict[str, int]) -> _Growth:
+        """Growth state starting from ``vectors`` as they are (not copied until a row is appended)."""
+        growth = cls.__new__(cls)
+        growth.buffer, growth.rows = vectors, len(vectors)
+        growth.keyword, growth.last_in_session = keyword, last_in_session
+        growth.lock = threading.Lock()
+        return growth
+
     def append_vectors(self, vectors: np.ndarray) -> np.ndarray:
         need = self.rows + len(vectors)
         if need > len(self.buffer):
@@ -101,6 +128,10 @@ class _Growth:
         return self.buffer[:need]
 
 
+#: A snapshot is saved again once this many memories (or a tenth of its size, if more) were appended.
+_SAVE_EVERY = 1000
+
+
 def _status_filter(include_cold: bool) -> tuple[list[str], list[str]]:
     """The statuses and layers a snapshot holds."""
     statuses = [Status.ACTIVE.value] + ([Status.COLD.value] if include_cold else [])
@@ -108,18 +139,27 @@ def _status_filter(include_cold: bool) -> tuple[list[str], list[str]]:
 
 
 class CorpusCache:
-    """Snapshots keyed by (namespace, include_cold), least recently used evicted first."""
+    """Snapshots keyed by (namespace, include_cold), least recently used evicted first; with ``files``,
+    snapshots of at least ``file_min`` memories are also kept on disk for the next process
+    (``snapshot_file.py``): saved when built, when they grew by a tenth since the last save, and on
+    :meth:`close`."""
 
-    def __init__(self, store: RelationalStore, capacity: int = 32) -> None:
+    def __init__(self, store: RelationalStore, capacity: int = 32, files: SnapshotFiles | None = None,
+                 file_min: int = 2000) -> None:
         self._store = store
         self._capacity = capacity
         self._items: OrderedDict[tuple[str, bool], Corpus] = OrderedDict()
         #: Point-in-time snapshots by (namespace, include_cold, as_of), see :meth:`as_of`.
         self._past: OrderedDict[tuple[str, bool, float], Corpus] = OrderedDict()
         self._lock = threading.Lock()
+        self._files = files
+        self._file_min = file_min
+        #: (change, size) of the file each key's snapshot was last saved to or loaded from.
+        self._on_disk: dict[tuple[str, bool], tuple[int, int]] = {}
 
     def get(self, namespace: str, include_cold: bool, vectors_for: VectorsFor) -> Corpus:
         key = (namespace, include_cold)
+        generation = self._files.generation(namespace) if self._files is not None else 0  # before any read
         change = self._store.latest_change(namespace)
         with self._lock:
             cached = self._items.get(key)
@@ -127,9 +167,17 @@ class CorpusCache:
                 self._items.move_to_end(key)
         if cached is not None and cached.change == change:
             return cached
-        corpus = self._extended(cached, namespace, include_cold, vectors_for) if cached is not None else None
+        if cached is None:
+            cached = self._load(namespace, include_cold, change, generation)
+        corpus = cached
+        if cached is not None and cached.change != change:
+            corpus = self._extended(cached, namespace, include_cold, vectors_for)
+            if corpus is not None:
+                corpus.generation = generation if cached.generation == generation else -1
+        built = corpus is None
         if corpus is None:
             corpus = self._build(namespace, include_cold, change, vectors_for)
+            corpus.generation = generation
         with self._lock:
             current = self._items.get(key)
             if current is None or current.change <= corpus.change:
@@ -137,7 +185,69 @@ class CorpusCache:
                 self._items.move_to_end(key)
             while len(self._items) > self._capacity:
                 self._items.popitem(last=False)
+        if self._persist(corpus, built) and built:
+            corpus = self._lighter(corpus)
         return corpus
+
+    def _lighter(self, built: Corpus) -> Corpus:
+        """A snapshot just built and saved, swapped for its file's version: the same content, with the
+        memories read from the store on demand instead of held (the built one holds every row)."""
+        namespace, include_cold = built.key_pair
+        loaded = self._load(namespace, include_cold, built.change, built.generation)
+        if loaded is None or loaded.change != built.change:
+            return built
+        with self._lock:
+            if self._items.get(built.key_pair) is built:
+                self._items[built.key_pair] = loaded
+        return loaded
+
+    def _fetcher(self, namespace: str) -> Callable[[Sequence[str]], dict[str, Memory]]:
+        store = self._store
+        return lambda ids: store.get_many_in(namespace, ids)
+
+    # -- the files ------------------------------------------------------------------------------------
+    def _load(self, namespace: str, include_cold: bool, change: int, generation: int) -> Corpus | None:
+        """The namespace's snapshot from its file, when there is a trustworthy one not ahead of the store
+        (a store restored to an earlier state makes the file a stranger)."""
+        if self._files is None:
+            return None
+        fetch = self._fetcher(namespace)
+        corpus = self._files.load(
+            namespace, include_cold, lambda values, arrays: restore(namespace, include_cold, fetch, values, arrays)
+        )
+        if corpus is None or corpus.change > change:
+            return None
+        corpus.generation = generation
+        self._on_disk[corpus.key_pair] = (corpus.change, corpus.size)
+        return corpus
+
+    def _persist(self, corpus: Corpus, built: bool, *, closing: bool = False) -> bool:
+        """Save ``corpus`` when it is worth it: built, grown by a tenth since its file, or (``closing``)
+        newer than its file. Whether it was saved."""
+        if self._files is None or corpus.size < self._file_min or corpus.generation < 0 or corpus.growth is None:
+            return False
+        on_disk = self._on_disk.get(corpus.key_pair)
+        if on_disk is not None and on_disk[0] == corpus.change:
+            return False
+        grown = on_disk is None or corpus.size - on_disk[1] >= max(_SAVE_EVERY, on_disk[1] // 10)
+        if not (built or grown or closing):
+            return False
+        with corpus.growth.lock:  # nothing appends to the shared state while it is copied out
+            if corpus.growth.rows != corpus.size:
+                return False  # a newer snapshot grew from this one: it is the one to save
+            values, arrays = columns(corpus)
+        namespace, include_cold = corpus.key_pair
+        if not self._files.save(namespace, include_cold, corpus.generation, values, arrays):
+            return False
+        self._on_disk[corpus.key_pair] = (corpus.change, corpus.size)
+        return True
+
+    def close(self) -> None:
+        """Save the snapshots that moved on since their files (the next process extends less)."""
+        with self._lock:
+            corpora = list(self._items.values())
+        for corpus in corpora:
+            self._persist(corpus, False, closing=True)
 
     def _extended(self, cached: Corpus, namespace: str, include_cold: bool,
                   vectors_for: VectorsFor) -> Corpus | None:
@@ -162,7 +272,7 @@ class CorpusCache:
                 i = cached.position.get(m.id)
                 if i is None:
                     fresh.append(m)
-                elif _same_for_recall(cached.memories[i], m):
+                elif cached.memories.same_for_recall(i, m):
                     replaced[i] = m
                 else:
                     return None
@@ -214,8 +324,8 @@ class CorpusCache:
             vectors[missing] = embed([stood[i].content for i in missing])
         keyword = KeywordIndex([m.content for m in stood])
         growth = _Growth(vectors[:0], keyword, {})
-        empty = Corpus(key=key, memories=[], vectors=growth.buffer[:0], keyword=keyword.view(0), change=change,
-                       growth=growth)
+        empty = Corpus(key=key, memories=MemoryRows(namespace, _nothing), vectors=growth.buffer[:0],
+                       keyword=keyword.view(0), change=change, growth=growth)
         corpus = _append(empty, stood, {}, None, change, 0, vectors=vectors, indexed=True)
         corpus.growth = None  # a moment in the past is never extended
         with self._lock:
@@ -236,6 +346,9 @@ class CorpusCache:
             for past in list(self._past):
                 if namespace is None or past[0] == namespace:
                     del self._past[past]
+            for saved in list(self._on_disk):
+                if namespace is None or saved[0] == namespace:
+                    del self._on_disk[saved]
 
     def _build(self, namespace: str, include_cold: bool, change: int, vectors_for: VectorsFor) -> Corpus:
         memories, max_seq = self._store.snapshot(namespace, *_status_filter(include_cold))
@@ -243,8 +356,8 @@ class CorpusCache:
         keyword = KeywordIndex([m.content for m in memories])
         growth = _Growth(vectors[:0], keyword, {})
         corpus = Corpus(
-            key=(namespace, include_cold), memories=[], vectors=growth.buffer[:0], keyword=keyword.view(0),
-            change=change, max_seq=max_seq, growth=growth,
+            key=(namespace, include_cold), memories=MemoryRows(namespace, self._fetcher(namespace)),
+            vectors=growth.buffer[:0], keyword=keyword.view(0), change=change, max_seq=max_seq, growth=growth,
         )
         built = _append(corpus, memories, {}, None, change, max_seq, vectors=vectors, indexed=True)
         built.has_superseded = self._has_superseded(namespace)
@@ -256,6 +369,169 @@ def _same_for_recall(old: Memory, new: Memory) -> bool:
     it is the same); otherwise the namespace is rebuilt."""
     return (old.content == new.content and old.entities == new.entities and old.session_id == new.session_id
             and old.layer == new.layer and old.status == new.status and old.occurred_at == new.occurred_at)
+
+
+def recall_digest(m: Memory) -> int:
+    """64 bits of what :func:`_same_for_recall` compares, for memories a persisted snapshot knows by id
+    only."""
+    text = "\x1f".join((m.content, "\x1e".join(m.entities), m.session_id or "\x00", m.layer.value,
+                         m.status.value, repr(to_ts(m.occurred_at))))
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
+
+
+def _nothing(ids: Sequence[str]) -> dict[str, Memory]:
+    return {}
+
+
+#: Layers by their number in a persisted snapshot.
+LAYER_CODES: tuple[Layer, ...] = tuple(Layer)
+_LAYER_CODE = {layer: code for code, layer in enumerate(LAYER_CODES)}
+
+
+class MemoryRows(Sequence[Memory]):
+    """The snapshot's memories by position.
+
+    Memories the snapshot was built from or extended with are held as they were read. Those of a
+    snapshot loaded from its file (``snapshot_file.py``) are known by id, layer and a digest of what
+    recall derives from them (:func:`recall_digest`), and are read from the store the first time a
+    recall looks at one: recall reads the fresh rows of its candidates anyway, and 100k pydantic
+    objects cost 3.4 s to load and most of the snapshot's memory. Read rows are kept (the most
+    recent :attr:`KEPT`, shared by the snapshots that grow from one another); a memory deleted
+    meanwhile reads as a stand-in without content, which the fresh-row check then drops."""
+
+    KEPT = 20_000
+
+    def __init__(
+        self,
+        namespace: str,
+        fetch: Callable[[Sequence[str]], dict[str, Memory]],
+        ids: Sequence[str] = (),
+        layers: np.ndarray | None = None,
+        digests: np.ndarray | None = None,
+        sessions: tuple[np.ndarray, Sequence[str]] | None = None,
+        *,
+        tail: Sequence[Memory] = (),
+        read: dict[str, Memory] | None = None,
+        lock: threading.Lock | None = None,
+    ) -> None:
+        self.namespace = namespace
+        self._fetch = fetch
+        self._ids = ids
+        self._base = len(ids)
+        self._layers = layers if layers is not None else np.zeros(0, dtype=np.uint8)
+        self._digests = digests if digests is not None else np.zeros(0, dtype=np.uint64)
+        #: Each loaded position's session: a number into the names, -1 for none.
+        self._sessions = sessions if sessions is not None else (np.zeros(0, dtype=np.int32), ())
+        self._tail = list(tail)
+        self._read: dict[str, Memory] = read if read is not None else {}
+        self._lock = lock or threading.Lock()
+
+    def __len__(self) -> int:
+        return self._base + len(self._tail)
+
+    @typing.overload
+    def __getitem__(self, i: int) -> Memory: ...
+    @typing.overload
+    def __getitem__(self, i: slice) -> list[Memory]: ...
+    def __getitem__(self, i: int | slice) -> Memory | list[Memory]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        i = int(i)
+        if i < 0:
+            i += len(self)
+        if i >= self._base:
+            return self._tail[i - self._base]
+        if i < 0:
+            raise IndexError(i)
+        memory_id = self._ids[i]
+        found = self._read.get(memory_id)
+        if found is None:
+            found = self._fetch([memory_id]).get(memory_id) or Memory.model_construct(
+                id=memory_id, namespace=self.namespace, layer=LAYER_CODES[int(self._layers[i])], content="",
+                session_id=None)
+            with self._lock:
+                self._read[memory_id] = found
+                while len(self._read) > self.KEPT:
+                    del self._read[next(iter(self._read))]
+        return found
+
+    # what the channels read of every candidate, without reading its row
+    def id_at(self, i: int) -> str:
+        return self._ids[i] if i < self._base else self._tail[i - self._base].id
+
+    def layer_at(self, i: int) -> Layer:
+        return LAYER_CODES[int(self._layers[i])] if i < self._base else self._tail[i - self._base].layer
+
+    def session_at(self, i: int) -> str | None:
+        if i >= self._base:
+            return self._tail[i - self._base].session_id
+        code = int(self._sessions[0][i])
+        return None if code < 0 else self._sessions[1][code]
+
+    def __iter__(self) -> Iterator[Memory]:
+        for i in range(len(self)):
+            yield self[i]
+
+    def extended(self, fresh: Sequence[Memory], replaced: dict[int, Memory]) -> MemoryRows:
+        """These rows plus ``fresh`` at the end, ``replaced`` swapped in (the rows here stay as they are)."""
+        tail = list(self._tail)
+        for i, m in replaced.items():
+            if i >= self._base:
+                tail[i - self._base] = m
+            else:
+                with self._lock:
+                    self._read[m.id] = m
+        return MemoryRows(self.namespace, self._fetch, self._ids, self._layers, self._digests, self._sessions,
+                          tail=tail + list(fresh), read=self._read, lock=self._lock)
+
+    def same_for_recall(self, i: int, new: Memory) -> bool:
+        if i >= self._base:
+            return _same_for_recall(self._tail[i - self._base], new)
+        return int(self._digests[i]) == recall_digest(new)
+
+    def columns(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """Ids and session names (plain values), layer numbers, digests and session numbers (arrays) of
+        every position, for the snapshot file."""
+        ids = list(self._ids) + [m.id for m in self._tail]
+        names = list(self._sessions[1])
+        number = {name: code for code, name in enumerate(names)}
+        fresh = []
+        for m in self._tail:
+            if m.session_id is not None and m.session_id not in number:
+                number[m.session_id] = len(names)
+                names.append(m.session_id)
+            fresh.append(-1 if m.session_id is None else number[m.session_id])
+        arrays = {
+            "layer_codes": np.concatenate(
+                [self._layers[: self._base], np.asarray([_LAYER_CODE[m.layer] for m in self._tail], dtype=np.uint8)]
+            ),
+            "digests": np.concatenate(
+                [self._digests[: self._base], np.asarray([recall_digest(m) for m in self._tail], dtype=np.uint64)]
+            ),
+            "session_codes": np.concatenate([self._sessions[0][: self._base], np.asarray(fresh, dtype=np.int32)]),
+        }
+        return {"ids": ids, "session_names": names}, arrays
+
+
+class Neighbours(Sequence[tuple[int, ...]]):
+    """For each memory, the indexes of its neighbours in the same session (previous, next), read from
+    the snapshot's ``previous`` / ``following`` arrays."""
+
+    def __init__(self, previous: np.ndarray, following: np.ndarray) -> None:
+        self._previous, self._following = previous, following
+
+    def __len__(self) -> int:
+        return len(self._previous)
+
+    @typing.overload
+    def __getitem__(self, i: int) -> tuple[int, ...]: ...
+    @typing.overload
+    def __getitem__(self, i: slice) -> list[tuple[int, ...]]: ...
+    def __getitem__(self, i: int | slice) -> tuple[int, ...] | list[tuple[int, ...]]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        before, after = int(self._previous[i]), int(self._following[i])
+        return tuple(j for j in (before, after) if j >= 0)
 
 
 def _append(
@@ -276,10 +552,7 @@ def _append(
     all_vectors = growth.append_vectors(vectors) if len(fresh) else growth.buffer[: growth.rows]
     if not indexed:
         growth.keyword.extend([m.content for m in fresh])
-    memories = list(cached.memories)
-    for i, m in replaced.items():
-        memories[i] = m
-    memories += fresh
+    memories = cached.memories.extended(fresh, replaced)
     n = len(memories)
     corpus = Corpus(
         key=cached.key, memories=memories, vectors=all_vectors[:n], keyword=growth.keyword.view(n),
@@ -300,23 +573,19 @@ def _append(
                 touched.add(folded)
             corpus.entities[folded].append(i)
             corpus.entity_names.setdefault(folded, name)
-    neighbours = list(cached.neighbours)
     previous = np.full(n, -1, dtype=np.int64)
     previous[:n0] = cached.previous[:n0]
     following = np.full(n, -1, dtype=np.int64)
     following[:n0] = cached.following[:n0]
     for i, m in enumerate(fresh, start=n0):
-        neighbours.append(())
         if m.session_id is None:
             continue
         prev = growth.last_in_session.get(m.session_id)
         if prev is not None:
-            neighbours[i] = (prev,)
-            neighbours[prev] = (*neighbours[prev], i)
             previous[i] = prev
             following[prev] = i
         growth.last_in_session[m.session_id] = i
-    corpus.neighbours = neighbours
+    corpus.neighbours = Neighbours(previous, following)
     corpus.previous, corpus.following = previous, following
     corpus.cjk = list(cached.cjk) + [is_cjk(m.content) for m in fresh]
     corpus.cjk_mask = np.concatenate([cached.cjk_mask[:n0], np.asarray(corpus.cjk[n0:], dtype=bool)])
@@ -348,6 +617,89 @@ def _merged_recency(cached: Corpus, occurred: np.ndarray, n0: int) -> tuple[np.n
     new, keys = new[order], keys[order]
     at = np.searchsorted(cached.recency_keys, keys, side="right")
     return np.insert(cached.by_recency, at, new), np.insert(cached.recency_keys, at, keys)
+
+
+def columns(corpus: Corpus) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """What :func:`restore` needs to make ``corpus`` again, as plain values and flat arrays (the
+    snapshot file's content). ``corpus`` must be the latest snapshot of its growth state."""
+    growth = corpus.growth
+    assert growth is not None and growth.rows == corpus.size
+    n = corpus.size
+    moments = corpus.moments or VectorMoments.empty(corpus.vectors.shape[1])
+    rows, row_arrays = corpus.memories.columns()
+    vocabulary, arrays = growth.keyword.columns(n)
+    entity_keys = list(corpus.entities)
+    kinds = sorted(corpus.standing_index)
+    values: dict[str, Any] = {
+        **rows, "vocabulary": vocabulary, "entity_keys": entity_keys,
+        "entity_names": [corpus.entity_names.get(k, k) for k in entity_keys], "standing_kinds": kinds,
+        "last_in_session": growth.last_in_session, "layers": sorted(layer.value for layer in corpus.layers),
+        "cold": corpus.cold, "has_superseded": corpus.has_superseded, "change": corpus.change,
+        "max_seq": corpus.max_seq, "moments_count": moments.count,
+    }
+    arrays.update(
+        vectors=np.ascontiguousarray(corpus.vectors[:n], dtype=np.float32), occurred=corpus.occurred[:n],
+        previous=corpus.previous[:n], following=corpus.following[:n], cjk=corpus.cjk_mask[:n].astype(np.uint8),
+        by_recency=corpus.by_recency, recency_keys=corpus.recency_keys, moments_mean=moments.mean,
+        moments_scatter=moments.scatter,
+        **row_arrays,
+        **_flat("entity", [corpus.entities[k] for k in entity_keys]),
+        **_flat("standing", [corpus.standing_index[k] for k in kinds]),
+    )
+    return values, arrays
+
+
+def _flat(name: str, lists: Sequence[Sequence[int]]) -> dict[str, np.ndarray]:
+    offsets = np.zeros(len(lists) + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum([len(x) for x in lists])
+    members = np.fromiter((i for x in lists for i in x), dtype=np.int32, count=int(offsets[-1]))
+    return {f"{name}_offsets": offsets, f"{name}_members": members}
+
+
+def _lists(arrays: dict[str, np.ndarray], name: str) -> list[list[int]]:
+    bounds = arrays[f"{name}_offsets"].tolist()
+    members = arrays[f"{name}_members"].tolist()
+    return [members[bounds[j] : bounds[j + 1]] for j in range(len(bounds) - 1)]
+
+
+def restore(namespace: str, include_cold: bool, fetch: Callable[[Sequence[str]], dict[str, Memory]],
+            values: dict[str, Any], arrays: dict[str, np.ndarray]) -> Corpus:
+    """The snapshot :func:`columns` described. Arrays are used in place (read-only memory maps: what is
+    appended later goes to copies); memories are read from the store as recall needs them."""
+    n = len(values["ids"])
+    keyword = KeywordIndex.from_columns(values["vocabulary"], arrays)
+    vectors = arrays["vectors"]
+    growth = _Growth.of(vectors, keyword, {str(k): int(v) for k, v in values["last_in_session"].items()})
+    ids: list[str] = values["ids"]
+    memories = MemoryRows(namespace, fetch, ids, arrays["layer_codes"], arrays["digests"],
+                          (arrays["session_codes"], values["session_names"]))
+    previous, following = arrays["previous"], arrays["following"]
+    corpus = Corpus(
+        key=(namespace, include_cold), memories=memories, vectors=vectors, keyword=keyword.view(n),
+        position=dict(zip(ids, range(n), strict=True)), change=int(values["change"]),
+        max_seq=int(values["max_seq"]), growth=growth,
+    )
+    entity_keys: list[str] = values["entity_keys"]
+    corpus.entities = dict(zip(entity_keys, _lists(arrays, "entity"), strict=True))
+    corpus.entity_names = dict(zip(entity_keys, values["entity_names"], strict=True))
+    corpus.previous, corpus.following = previous, following
+    corpus.neighbours = Neighbours(previous, following)
+    corpus.cjk_mask = arrays["cjk"].astype(bool)
+    corpus.cjk = corpus.cjk_mask.tolist()
+    kinds: list[str] = values["standing_kinds"]
+    corpus.standing_index = dict(zip(kinds, _lists(arrays, "standing"), strict=True))
+    standing: list[tuple[str, ...]] = [()] * n
+    for kind in kinds:
+        for i in corpus.standing_index[kind]:
+            standing[i] = (*standing[i], kind)
+    corpus.standing = standing
+    corpus.occurred = arrays["occurred"]
+    corpus.by_recency, corpus.recency_keys = arrays["by_recency"], arrays["recency_keys"]
+    corpus.moments = VectorMoments(int(values["moments_count"]), arrays["moments_mean"], arrays["moments_scatter"])
+    corpus.layers = frozenset(Layer(v) for v in values["layers"])
+    corpus.cold = [int(i) for i in values["cold"]]
+    corpus.has_superseded = bool(values["has_superseded"])
+    return corpus
 
 
 class VectorsFor:

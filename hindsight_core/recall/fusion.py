@@ -62,9 +62,9 @@ def candidate_pool(rankings: Mapping[str, Ranked], corpus: Corpus) -> list[int]:
             if i is None:
                 continue
             pool[i] = None
-            layer = corpus.memories[i].layer
+            layer = corpus.memories.layer_at(i)
             for j in corpus.neighbours[i]:
-                if corpus.memories[j].layer == layer:
+                if corpus.memories.layer_at(j) == layer:
                     pool[j] = None
     return list(pool)
 

@@ -11,6 +11,7 @@ import logging
 import math
 import re
 import threading
+import typing
 from collections.abc import Sequence
 from typing import Any
 
@@ -81,9 +82,10 @@ def stem(word: str) -> str:
     if _stemmer is None:
         with _stemmer_lock:
             if _stemmer is None:
-                import snowballstemmer
+                # the English module alone: ``import snowballstemmer`` loads every language (0.4 s)
+                from snowballstemmer.english_stemmer import EnglishStemmer
 
-                _stemmer = snowballstemmer.stemmer("english")
+                _stemmer = EnglishStemmer()
     return str(_stemmer.stemWord(word))
 
 
@@ -119,11 +121,59 @@ class KeywordIndex:
         self._postings: dict[str, _Postings] = {}
         self._lengths = _Growable(np.int32)
         #: Per document, its terms (the relevance floor's keyword coverage reads them).
-        self.terms: list[frozenset[str]] = []
+        self.terms = DocumentTerms()
         self._total_length = 0
         #: Documents indexed so far.
         self.size = 0
         self.extend(documents)
+
+    # -- as columns (the persisted snapshot, ``snapshot_file.py``) ---------------------------------
+    def columns(self, size: int) -> tuple[list[str], dict[str, np.ndarray]]:
+        """The first ``size`` documents as flat arrays: (vocabulary, {postings offsets, documents,
+        term frequencies, document lengths, each document's term numbers with their offsets})."""
+        vocabulary: list[str] = []
+        number: dict[str, int] = {}
+        offsets, docs, tfs = [0], [], []
+        for term, postings in self._postings.items():
+            d, f = postings.arrays(size)
+            if not d.size:
+                continue
+            number[term] = len(vocabulary)
+            vocabulary.append(term)
+            docs.append(d)
+            tfs.append(f)
+            offsets.append(offsets[-1] + d.size)
+        term_offsets, term_numbers = [0], []
+        for i in range(size):
+            own = [number[t] for t in self.terms[i]]
+            term_numbers += own
+            term_offsets.append(term_offsets[-1] + len(own))
+        return vocabulary, {
+            "kw_offsets": np.asarray(offsets, dtype=np.int64),
+            "kw_docs": np.concatenate(docs).astype(np.int32) if docs else np.zeros(0, dtype=np.int32),
+            "kw_tfs": np.concatenate(tfs).astype(np.int32) if tfs else np.zeros(0, dtype=np.int32),
+            "kw_lengths": np.asarray(self._lengths.array[:size], dtype=np.int32),
+            "kw_term_offsets": np.asarray(term_offsets, dtype=np.int64),
+            "kw_term_numbers": np.asarray(term_numbers, dtype=np.int32),
+        }
+
+    @classmethod
+    def from_columns(cls, vocabulary: list[str], columns: dict[str, np.ndarray]) -> KeywordIndex:
+        """The index :meth:`columns` describes; its arrays are used as they are (read-only memory maps
+        are fine: a posting list is copied the first time a document is appended to it)."""
+        index = cls()
+        offsets, docs, tfs = columns["kw_offsets"], columns["kw_docs"], columns["kw_tfs"]
+        bounds = offsets.tolist()
+        index._postings = {
+            term: _Postings.of(docs[bounds[j] : bounds[j + 1]], tfs[bounds[j] : bounds[j + 1]])
+            for j, term in enumerate(vocabulary)
+        }
+        lengths = columns["kw_lengths"]
+        index._lengths = _Growable.of(lengths)
+        index.terms = DocumentTerms(vocabulary, columns["kw_term_offsets"], columns["kw_term_numbers"])
+        index._total_length = int(lengths.sum())
+        index.size = int(lengths.size)
+        return index
 
     # -- building ----------------------------------------------------------------------------------
     def extend(self, documents: Sequence[str]) -> None:
@@ -240,6 +290,43 @@ class KeywordView:
         return [(int(docs[i]), float(scores[i])) for i in order]
 
 
+class DocumentTerms(Sequence[frozenset[str]]):
+    """Each document's set of terms. Those loaded from a persisted snapshot stay as term numbers and
+    become sets when read (the floor reads a few candidates' sets, never all of them)."""
+
+    def __init__(self, vocabulary: Sequence[str] = (), offsets: np.ndarray | None = None,
+                 numbers: np.ndarray | None = None) -> None:
+        self._vocabulary = vocabulary
+        self._offsets = offsets if offsets is not None else np.zeros(1, dtype=np.int64)
+        self._numbers = numbers if numbers is not None else np.zeros(0, dtype=np.int32)
+        self._base = len(self._offsets) - 1
+        self._appended: list[frozenset[str]] = []
+
+    def append(self, terms: frozenset[str]) -> None:
+        self._appended.append(terms)
+
+    def __len__(self) -> int:
+        return self._base + len(self._appended)
+
+    @typing.overload
+    def __getitem__(self, i: int) -> frozenset[str]: ...
+    @typing.overload
+    def __getitem__(self, i: slice) -> list[frozenset[str]]: ...
+    def __getitem__(self, i: int | slice) -> frozenset[str] | list[frozenset[str]]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        i = int(i)
+        if i < 0:
+            i += len(self)
+        if i >= self._base:
+            return self._appended[i - self._base]
+        if i < 0:
+            raise IndexError(i)
+        start, end = int(self._offsets[i]), int(self._offsets[i + 1])
+        vocabulary = self._vocabulary
+        return frozenset(vocabulary[j] for j in self._numbers[start:end].tolist())
+
+
 class _Growable:
     """A numpy array with amortised O(1) append; ``array`` is a view of the filled part."""
 
@@ -247,9 +334,16 @@ class _Growable:
         self._buffer: np.ndarray = np.zeros(16, dtype=dtype)
         self._n = 0
 
+    @classmethod
+    def of(cls, array: np.ndarray) -> _Growable:
+        """Filled with ``array`` (not copied until something is appended)."""
+        grown = cls.__new__(cls)
+        grown._buffer, grown._n = array, int(array.size)
+        return grown
+
     def append(self, value: int) -> None:
         if self._n == self._buffer.size:
-            grown = np.zeros(self._buffer.size * 2, dtype=self._buffer.dtype)
+            grown = np.zeros(max(16, self._buffer.size * 2), dtype=self._buffer.dtype)
             grown[: self._n] = self._buffer
             self._buffer = grown
         self._buffer[self._n] = value
@@ -268,6 +362,12 @@ class _Postings:
     def __init__(self) -> None:
         self._docs = _Growable(np.int32)
         self._tfs = _Growable(np.int32)
+
+    @classmethod
+    def of(cls, docs: np.ndarray, tfs: np.ndarray) -> _Postings:
+        postings = cls.__new__(cls)
+        postings._docs, postings._tfs = _Growable.of(docs), _Growable.of(tfs)
+        return postings
 
     def add(self, doc: int, tf: int) -> None:
         self._docs.append(doc)

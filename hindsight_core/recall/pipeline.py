@@ -53,6 +53,7 @@ from hindsight_core.recall.moments import Spread
 from hindsight_core.recall.profile import STANDING_KINDS
 from hindsight_core.recall.rerank import Reranker, rerank
 from hindsight_core.recall.scoring import final_score
+from hindsight_core.recall.snapshot_file import SnapshotFiles
 from hindsight_core.recall.supersede import Update, asks_for_current_value, find_updates, hand_over
 from hindsight_core.recall.trace import FinalScore, FloorDecision, RecallTrace, TraceCandidate
 from hindsight_core.recall.types import Conflict, QueryAnalysis, RecallHit, RecallResult, render_hit
@@ -123,6 +124,7 @@ class RecallPipeline:
         reranker: Reranker | None,
         now: Callable[[], datetime],
         changes: Callable[[], AbstractContextManager[Changes]],
+        snapshot_files: SnapshotFiles | None = None,
     ) -> None:
         self.store = store
         self.vectors = vectors
@@ -132,7 +134,7 @@ class RecallPipeline:
         self.config = config
         self.outbox = outbox
         self.reranker = reranker
-        self.corpora = CorpusCache(store)
+        self.corpora = CorpusCache(store, files=snapshot_files, file_min=config.recall.snapshot_file_min_memories)
         #: Token counts are asked for the same memory texts again and again; the tokenizer is not free.
         self.counter = CachedCounter(tokens)
         self._flushing: Future[None] | None = None
@@ -151,6 +153,7 @@ class RecallPipeline:
     def close(self) -> None:
         self._pool.shutdown(wait=True)
         self.recorder.flush()
+        self.corpora.close()
 
     # -- helpers ---------------------------------------------------------------------------------
     def background(self) -> tuple[np.ndarray, np.ndarray]:
@@ -322,7 +325,7 @@ class RecallPipeline:
             fused = rrf(rankings, weights, cfg.rrf_k)
             if cfg.context_weight > 0:
                 neighbours = {
-                    corpus.memories[i].id: [corpus.memories[j].id for j in corpus.neighbours[i]]
+                    corpus.memories.id_at(i): [corpus.memories.id_at(j) for j in corpus.neighbours[i]]
                     for i in (corpus.position[mid] for mid in fused)
                 }
                 fused = spread_to_neighbours(fused, neighbours, cfg.context_weight)
@@ -338,7 +341,7 @@ class RecallPipeline:
             combined = zsum(scored, membership, weights, rows, context=cfg.context_weight,
                             previous=corpus.previous, following=corpus.following)
             at = dict(zip(rows.tolist(), combined.tolist(), strict=True))
-            fused = {corpus.memories[i].id: at[i] for i in pool}
+            fused = {corpus.memories.id_at(i): at[i] for i in pool}
         ordered = sorted(fused.items(), key=lambda kv: -kv[1])[: max(cfg.per_channel, k * 2)]
         # fresh rows: activation moved since the snapshot, and a lifecycle run may have superseded one
         if past:  # the memories as they stood, all current then
@@ -568,7 +571,7 @@ class RecallPipeline:
                     side = corpus.occurred > corpus.occurred[i] if later else corpus.occurred < corpus.occurred[i]
                     sims = np.where(side & (sims < 0.9999), sims, -2.0)  # exact repeats are not another value
                     j = int(np.argmax(sims))
-                    found = corpus.memories[j].id if sims[j] > -2.0 else None
+                    found = corpus.memories.id_at(j) if sims[j] > -2.0 else None
                 nearest_of[(mid, later)] = found
             return nearest_of[(mid, later)]
 

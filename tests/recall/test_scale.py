@@ -54,7 +54,7 @@ def _snapshot_matches_rebuild(hs: Hindsight) -> None:
     rebuilt = CorpusCache(hs.store)._build(NS, False, live.change, VectorsFor(hs.outbox.vectors_for, hs.embedder.dim))
     assert [m.id for m in live.memories] == [m.id for m in rebuilt.memories]
     assert np.array_equal(live.vectors, rebuilt.vectors)
-    assert live.neighbours == rebuilt.neighbours
+    assert list(live.neighbours) == list(rebuilt.neighbours)
     assert np.array_equal(live.previous, rebuilt.previous) and np.array_equal(live.following, rebuilt.following)
     assert live.entities == rebuilt.entities and live.standing_index == rebuilt.standing_index
     # the recency order and the vectors' moments, kept up by appending, are those of the whole snapshot
