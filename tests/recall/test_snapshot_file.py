@@ -225,6 +225,9 @@ def test_a_loaded_snapshot_holds_what_a_built_one_does(tmp_path: Path, embedder,
                     assert np.allclose(mine.scores(terms), theirs.scores(terms)), query
                     assert [mine.smooth_idf(t) for t in terms] == [theirs.smooth_idf(t) for t in terms]
                 assert list(mine.terms[: loaded.size]) == list(theirs.terms[: built.size])
+            elif f.name == "moments":
+                assert mine.count == theirs.count
+                assert np.allclose(mine.mean, theirs.mean) and np.allclose(mine.scatter, theirs.scatter)
             elif f.name == "standing":
                 assert [set(x) for x in mine] == [set(x) for x in theirs] and any(theirs)
             elif isinstance(theirs, np.ndarray):
