@@ -33,6 +33,7 @@ from hindsight_core.recall.floor import (
     is_anchored,
     is_cjk,
     keyword_coverage,
+    memory_side_z,
     split_background,
 )
 from hindsight_core.recall.fusion import candidate_pool, route, rrf, spread_to_neighbours, zsum
@@ -341,22 +342,20 @@ class RecallPipeline:
         weights_by_term = {t: corpus.keyword.smooth_idf(t) for t in set(terms)}
         window = analysis.time_window
         evidence: dict[str, Evidence] = {}
+        two_sided = self._two_sided_z(query, query_vector, base, ordered, fresh, corpus, similarities, z_background)
         for mid, _ in ordered:
             i = corpus.position.get(mid)
             memory = fresh[mid]
+            z = two_sided[mid]
             if i is None:  # the successor of a superseded candidate, outside this snapshot
-                sim = self._similarity(memory, query_vector)
-                z, cover, standing = base.z(sim, is_cjk(memory.content)), 0.0, False
-                if is_cjk(query) and not is_cjk(memory.content):
-                    z *= cfg.zh_to_en_z_scale
+                cover, standing = 0.0, False
             else:
-                z = float(z_background[i])
                 cover = keyword_coverage(weights_by_term, corpus.keyword.terms[i])
                 standing = bool(domains & set(corpus.standing[i]))
             in_window = window is not None and window.start <= memory.occurred_at < window.end
             evidence[mid] = Evidence(z=z, coverage=cover, in_window=in_window, standing=standing,
                                      rerank=reranked.get(mid) if reranked else None)
-        history = bool(analysis.history_cues or window or analysis.about_user)
+        history = bool(analysis.history_cues or window)
         kept = apply_floor(evidence, cfg, history=history, size=corpus.size)
         # 6a. recall-time updates (supersede.py): an older value hands its place to the newer one
         updates = self._updates(query, ordered, kept, fresh, corpus, english, chinese)
@@ -546,9 +545,43 @@ class RecallPipeline:
                             idf=corpus.keyword.smooth_idf, bar=cfg.supersede_z, repeat_overlap=cfg.collapse_overlap,
                             nearest=nearest)
 
-    def _similarity(self, memory: Memory, query_vector: np.ndarray) -> float:
-        vector = self.outbox.vectors_for([memory])[memory.id]
-        return float(np.asarray(vector, dtype=np.float32) @ query_vector)
+    def _two_sided_z(
+        self, query: str, query_vector: np.ndarray, base: LanguageBaselines, ordered: Sequence[tuple[str, float]],
+        fresh: dict[str, Memory], corpus: Corpus, similarities: np.ndarray, z_background: np.ndarray,
+    ) -> dict[str, float]:
+        """Each candidate's floor z: the mean of the query-side z (its cosine against the query's cosines
+        to the background) and the memory-side z (against the memory's own cosines to it, floor.py); the
+        query side alone for a memory in the other language, less ``floor_cross_lingual_offset``."""
+        cfg = self.config.recall
+        english, chinese = self.background()
+        ids = [mid for mid, _ in ordered]
+        inside = [mid for mid in ids if mid in corpus.position]
+        outside = [mid for mid in ids if mid not in corpus.position]  # successors of superseded candidates
+        rows = [corpus.position[mid] for mid in inside]
+        vectors = corpus.vectors[rows]
+        sims = similarities[rows]
+        cjk = corpus.cjk_mask[rows]
+        query_side = z_background[rows]
+        if outside:
+            found = self.outbox.vectors_for([fresh[mid] for mid in outside])
+            extra = np.stack([np.asarray(found[mid], dtype=np.float32) for mid in outside])
+            extra_cjk = np.asarray([is_cjk(fresh[mid].content) for mid in outside], dtype=bool)
+            extra_sims = extra @ query_vector
+            extra_z = base.z_array(extra_sims, extra_cjk)
+            if is_cjk(query):
+                extra_z = np.where(extra_cjk, extra_z, extra_z * cfg.zh_to_en_z_scale)
+            vectors = np.vstack([vectors, extra]) if rows else extra
+            sims = np.concatenate([sims, extra_sims])
+            cjk = np.concatenate([cjk, extra_cjk])
+            query_side = np.concatenate([query_side, extra_z])
+        if is_cjk(query):
+            same = cjk
+            memory_side = memory_side_z(sims, vectors, chinese)
+        else:
+            same = ~cjk
+            memory_side = memory_side_z(sims, vectors, english)
+        z = np.where(same, (query_side + memory_side) / 2.0, query_side - cfg.floor_cross_lingual_offset)
+        return {mid: float(v) for mid, v in zip([*inside, *outside], z, strict=True)}
 
     def _domains(self, query_vector: np.ndarray, base: LanguageBaselines) -> set[str]:
         """The standing-fact kinds whose domain the query falls in."""
