@@ -100,18 +100,24 @@ class RecallConfig(BaseModel):
     reranker: str | None = None
     rerank_top_n: int = 20
     #: Relevance floor (floor.py). Evidence of a candidate = how many standard deviations its cosine
-    #: stands above the query's cosines to unrelated background sentences of its language, plus
+    #: stands above unrelated background sentences of its language, measured from both sides and
+    #: averaged (against the query's cosines to them, and against the memory's own), plus
     #: ``floor_coverage_weight`` × the share of the query's keyword weight it contains. A query returns
     #: nothing unless some candidate reaches ``floor_anchor_base + floor_anchor_spread·sqrt(2 ln n)``
     #: for a namespace of n memories (less ``floor_history_relief`` with a history cue or a time
     #: expression); then each candidate needs that bar less ``floor_keep_margin``.
     floor_coverage_weight: float = 3.0
-    floor_anchor_base: float = 2.0
+    floor_anchor_base: float = 0.6
     floor_anchor_spread: float = 1.1
     #: multilingual-e5-small scores a Chinese query against an English memory lower than the same pair
     #: in one language (an English query against a Chinese memory is not affected): measured ×1.4–1.8
     #: on translated pairs, so such z-scores are scaled by this factor.
     zh_to_en_z_scale: float = 1.4
+    #: A memory in the other language than the query has no memory-side z (its cross-lingual cosine is
+    #: not comparable with its cosines to sentences of its own language), and the query side alone runs
+    #: higher than the two-sided mean: its z is lowered by this much, which keeps such pairs at the bar
+    #: they had before the memory side was added (``floor_anchor_base`` 2.0 then, 0.6 now).
+    floor_cross_lingual_offset: float = 1.4
     floor_history_relief: float = 1.0
     floor_keep_margin: float = 2.0
     #: A reply of at most this many keyword terms ("Hill", "绵阳") takes the floor evidence of the turn it

@@ -3,8 +3,14 @@
 Raw e5 cosines sit between 0.8 and 0.95 for everything, so no fixed cosine threshold works. Instead
 each query is calibrated against a fixed set of everyday sentences that are unrelated to one another:
 how far a memory's cosine stands above the query's cosines to that background, in standard
-deviations, is a per-query measure of evidence. Keyword evidence (the share of the query's BM25 term
-weight a memory contains) lowers the bar, because two independent signals agreeing is rarely chance."""
+deviations, is a per-query measure of evidence. The same is measured from the memory's side (its
+cosine to the query against its own cosines to that background), and the two are averaged: a long,
+many-topic memory is close to every query and every background sentence alike (a "hub"), and only
+the memory's own baseline tells a match from that closeness. A cross-lingual pair keeps the query side
+alone (less an offset, config ``floor_cross_lingual_offset``): its cosine runs lower than the
+memory's cosines to sentences of its own language, so the memory side says nothing of it. Keyword
+evidence (the share of the query's BM25 term weight a memory contains) lowers the bar, because two
+independent signals agreeing is rarely chance."""
 
 from __future__ import annotations
 
@@ -127,6 +133,16 @@ class LanguageBaselines:
         english = (similarities - self.english.mean) / self.english.std
         chinese = (similarities - self.chinese.mean) / self.chinese.std
         return np.where(cjk, chinese, english)
+
+
+def memory_side_z(similarities: np.ndarray, vectors: np.ndarray, background: np.ndarray) -> np.ndarray:
+    """How far each memory's cosine to the query stands above its own cosines to ``background`` (in the
+    memory's language), in standard deviations; computed for the candidates only, one row each."""
+    if not len(similarities):
+        return np.zeros(0, dtype=np.float64)
+    own = vectors @ background.T
+    spread = np.maximum(own.std(axis=1), 1e-3)
+    return (np.asarray(similarities, dtype=np.float64) - own.mean(axis=1)) / spread
 
 
 def split_background() -> tuple[list[str], list[str]]:

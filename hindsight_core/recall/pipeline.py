@@ -35,6 +35,7 @@ from hindsight_core.recall.floor import (
     is_anchored,
     is_cjk,
     keyword_coverage,
+    memory_side_z,
     prompting_turn,
     split_background,
 )
@@ -357,34 +358,28 @@ class RecallPipeline:
         weights_by_term = {t: corpus.keyword.smooth_idf(t) for t in set(terms)}
         window = analysis.time_window
         evidence: dict[str, Evidence] = {}
-        query_cjk = is_cjk(query)
         positions = [i for i in (corpus.position.get(mid) for mid, _ in ordered) if i is not None]
         # a short reply means what it answers ("Hill" to "maiden name?"): it is measured with that turn too
         asked = {i: a for i in positions if (a := prompting_turn(corpus, i, cfg.reply_terms)) is not None}
-        measured = list(dict.fromkeys([*positions, *asked.values()]))
-        z_of = dict(zip(measured, base.z_array(similarity(measured), corpus.cjk_mask[measured]).tolist(),
-                        strict=True))
-        if query_cjk:
-            z_of = {j: z if corpus.cjk[j] else z * cfg.zh_to_en_z_scale for j, z in z_of.items()}
+        measured = list(dict.fromkeys([*(mid for mid, _ in ordered),
+                                       *(corpus.memories.id_at(a) for a in asked.values())]))
+        two_sided = self._two_sided_z(query, query_vector, base, measured, fresh, corpus, similarity)
         for mid, _ in ordered:
             i = corpus.position.get(mid)
             memory = fresh[mid]
+            z = two_sided[mid]
             if i is None:  # the successor of a superseded candidate, outside this snapshot
-                sim = self._similarity(memory, query_vector)
-                z, cover, standing = base.z(sim, is_cjk(memory.content)), 0.0, False
-                if query_cjk and not is_cjk(memory.content):
-                    z *= cfg.zh_to_en_z_scale
+                cover, standing = 0.0, False
             else:
-                z = z_of[i]
                 cover = keyword_coverage(weights_by_term, corpus.keyword.terms[i])
                 standing = bool(domains & set(corpus.standing[i]))
                 if i in asked:
-                    z = max(z, z_of[asked[i]])
+                    z = max(z, two_sided[corpus.memories.id_at(asked[i])])
                     cover = max(cover, keyword_coverage(weights_by_term, corpus.keyword.terms[asked[i]]))
             in_window = window is not None and window.start <= memory.occurred_at < window.end
             evidence[mid] = Evidence(z=z, coverage=cover, in_window=in_window, standing=standing,
                                      rerank=reranked.get(mid) if reranked else None)
-        history = bool(analysis.history_cues or window or analysis.about_user)
+        history = bool(analysis.history_cues or window)
         kept = apply_floor(evidence, cfg, history=history, size=corpus.size)
         # 6a. recall-time updates (supersede.py): an older value hands its place to the newer one
         updates = self._updates(query, ordered, kept, fresh, corpus, english, chinese)
@@ -579,9 +574,44 @@ class RecallPipeline:
                             idf=corpus.keyword.smooth_idf, bar=cfg.supersede_z, repeat_overlap=cfg.collapse_overlap,
                             nearest=nearest)
 
-    def _similarity(self, memory: Memory, query_vector: np.ndarray) -> float:
-        vector = self.outbox.vectors_for([memory])[memory.id]
-        return float(np.asarray(vector, dtype=np.float32) @ query_vector)
+    def _two_sided_z(
+        self, query: str, query_vector: np.ndarray, base: LanguageBaselines, ids: Sequence[str],
+        fresh: dict[str, Memory], corpus: Corpus, similarity: ch.Similarity,
+    ) -> dict[str, float]:
+        """Each candidate's floor z: the mean of the query-side z (its cosine against the query's cosines
+        to the background) and the memory-side z (against the memory's own cosines to it, floor.py); the
+        query side alone for a memory in the other language, less ``floor_cross_lingual_offset``."""
+        cfg = self.config.recall
+        english, chinese = self.background()
+        inside = [mid for mid in ids if mid in corpus.position]
+        outside = [mid for mid in ids if mid not in corpus.position]  # successors of superseded candidates
+        rows = [corpus.position[mid] for mid in inside]
+        vectors = corpus.vectors[rows]
+        sims = similarity(rows)
+        cjk = corpus.cjk_mask[rows]
+        query_side = base.z_array(sims, cjk)
+        if is_cjk(query):
+            query_side = np.where(cjk, query_side, query_side * cfg.zh_to_en_z_scale)
+        if outside:
+            found = self.outbox.vectors_for([fresh[mid] for mid in outside])
+            extra = np.stack([np.asarray(found[mid], dtype=np.float32) for mid in outside])
+            extra_cjk = np.asarray([is_cjk(fresh[mid].content) for mid in outside], dtype=bool)
+            extra_sims = extra @ query_vector
+            extra_z = base.z_array(extra_sims, extra_cjk)
+            if is_cjk(query):
+                extra_z = np.where(extra_cjk, extra_z, extra_z * cfg.zh_to_en_z_scale)
+            vectors = np.vstack([vectors, extra]) if rows else extra
+            sims = np.concatenate([sims, extra_sims])
+            cjk = np.concatenate([cjk, extra_cjk])
+            query_side = np.concatenate([query_side, extra_z])
+        if is_cjk(query):
+            same = cjk
+            memory_side = memory_side_z(sims, vectors, chinese)
+        else:
+            same = ~cjk
+            memory_side = memory_side_z(sims, vectors, english)
+        z = np.where(same, (query_side + memory_side) / 2.0, query_side - cfg.floor_cross_lingual_offset)
+        return {mid: float(v) for mid, v in zip([*inside, *outside], z, strict=True)}
 
     def _domains(self, query_vector: np.ndarray, base: LanguageBaselines) -> set[str]:
         """The standing-fact kinds whose domain the query falls in."""

@@ -25,8 +25,9 @@ class QueryAnalysis(BaseModel):
     history_cues: list[str] = Field(default_factory=list)
     time_window: TimeWindow | None = None
     entities: list[str] = Field(default_factory=list)
-    #: A question whose subject is the user ("Do I have any allergies?", "我住在哪？"): only memory can
-    #: answer it, so it asks for less evidence than an open request, like a history cue.
+    #: A question whose subject is the user ("Do I have any allergies?", "我住在哪？"). The floor does not
+    #: lower its bar for it: unrelated questions are asked about the user too ("what did my accountant
+    #: say ..."), and on LongMemEval that relief let them through (docs/benchmarks.md).
     about_user: bool = False
 
     @property

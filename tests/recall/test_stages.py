@@ -8,7 +8,13 @@ from datetime import UTC, datetime
 import numpy as np
 
 from hindsight_core.recall.budget import pack
-from hindsight_core.recall.floor import LanguageBaselines, is_cjk, keyword_coverage, split_background
+from hindsight_core.recall.floor import (
+    LanguageBaselines,
+    is_cjk,
+    keyword_coverage,
+    memory_side_z,
+    split_background,
+)
 from hindsight_core.recall.fusion import route, rrf, spread_to_neighbours
 from hindsight_core.recall.keyword import ENGLISH_STOPWORDS, KeywordIndex, tokenize
 from hindsight_core.recall.scoring import final_score
@@ -89,6 +95,25 @@ def test_floor_baselines_compare_within_a_language(embedder: object) -> None:
     base = LanguageBaselines(query, bg_en, bg_zh)
     z = [base.z(float(v @ query), is_cjk(m)) for v, m in zip(vectors, mems, strict=True)]
     assert z[1] > 3.0 and z[1] > z[0] + 2 and z[1] > z[2] + 2
+
+
+def test_memory_side_z_discounts_a_memory_close_to_everything(embedder: object) -> None:
+    """A long memory that touches many topics is close to any query (the query-side z rates it a match);
+    against its own cosines to the background it is not."""
+    english, chinese = split_background()
+    bg_en = embedder.embed_documents(english)  # type: ignore[attr-defined]
+    bg_zh = embedder.embed_documents(chinese)  # type: ignore[attr-defined]
+    hub = ("Quick questions: how do I fix my printer, what should I cook tonight, which phone has the best "
+           "camera, is it worth renewing my gym membership, and can you recommend a novel and a podcast?")
+    match = "Our router's BGP session with the upstream provider keeps dropping after the firmware update."
+    vectors = embedder.embed_documents([hub, match])  # type: ignore[attr-defined]
+    query = embedder.embed_query("How do I configure BGP peering on a Juniper router?")  # type: ignore[attr-defined]
+    sims = vectors @ query
+    cjk = np.array([False, False])
+    query_side = LanguageBaselines(query, bg_en, bg_zh).z_array(sims, cjk)
+    memory_side = memory_side_z(sims, vectors, bg_en)
+    assert memory_side[1] > 3.0  # the match stands out from both sides
+    assert memory_side[0] < query_side[0] - 1.0 and memory_side[0] < 1.5  # the hub only from the query's
 
 
 def test_keyword_coverage_is_a_share_of_query_weight() -> None:
