@@ -37,7 +37,7 @@ import numpy as np
 log = logging.getLogger(__name__)
 
 MAGIC = b"HSRSNAP\x00"
-VERSION = 1
+VERSION = 2  # 2: the vector moments and the recency order
 _ALIGN = 64
 
 T = TypeVar("T")
