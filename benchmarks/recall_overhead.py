@@ -39,7 +39,7 @@ STAGES = [
     ("  snapshot (change-log seek)", "recall/pipeline.py", "corpus"),
     ("  analyse the query", "recall/analysis.py", "analyze"),
     ("  embed the query", "scale.py", "embed_query"),
-    ("  keyword scores", "recall/keyword.py", "scores"),
+    ("  keyword matches", "recall/keyword.py", "sparse"),
     ("  activation channel", "recall/pipeline.py", "_activation_channel"),
     ("  vector channel (Chroma query)", "recall/pipeline.py", "_vector_channel"),
     ("  fusion (zsum)", "recall/fusion.py", "zsum"),

@@ -119,7 +119,8 @@ class RecallConfig(BaseModel):
     #: they had before the memory side was added (``floor_anchor_base`` 2.0 then, 0.6 now).
     floor_cross_lingual_offset: float = 1.4
     floor_history_relief: float = 1.0
-    floor_keep_margin: float = 2.0
+    #: 1.5, re-fitted for the two-sided evidence (2.0 let unrelated turns through: docs/benchmarks.md).
+    floor_keep_margin: float = 1.5
     #: A reply of at most this many keyword terms ("Hill", "绵阳") takes the floor evidence of the turn it
     #: answers (the previous turn of its session, said by another speaker); 0: off.
     reply_terms: int = 2

@@ -192,10 +192,13 @@ class Hindsight:
         directory and its SQLite store; processes sharing a store keep theirs in memory only."""
         if not self._owner.held or database_url is not None:
             return None
+        from hindsight_core import __version__
         from hindsight_core.recall.snapshot_file import SnapshotFiles
 
         ctx = self._ctx
-        identity = {"dataset": ctx.store.dataset_id(), "embedder": ctx.embedder.name, "dim": ctx.embedder.dim}
+        # the code version too: what a snapshot holds (postings, standing kinds) is derived by this code
+        identity = {"dataset": ctx.store.dataset_id(), "embedder": ctx.embedder.name, "dim": ctx.embedder.dim,
+                    "code": __version__}
         return SnapshotFiles(self.path / "recall-snapshots", identity)
 
     def _claim_directory(self, chroma_url: str | None, vector_index: VectorIndex | None) -> DirectoryLock:

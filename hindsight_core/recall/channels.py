@@ -174,7 +174,8 @@ def activation_from_store(inp: ChannelInput, store: RelationalStore, rates: dict
 
 def vector_from_snapshot(inp: ChannelInput, similarity: Similarity) -> Ranked:
     """The vector channel while its index is unreachable: an exact scan of the snapshot's vectors, which
-    is what the index approximates (the one pass over the namespace left, on the degraded path)."""
+    is what the index approximates (a pass over the namespace, as on an ``as_of`` recall; recall-time
+    updates, when on, also scan it)."""
     return _top(inp, list(range(inp.corpus.size)), similarity.everything())
 
 

@@ -224,7 +224,8 @@ class CorpusCache:
     def _persist(self, corpus: Corpus, built: bool, *, closing: bool = False) -> bool:
         """Save ``corpus`` when it is worth it: built, grown by a tenth since its file, or (``closing``)
         newer than its file. Whether it was saved."""
-        if self._files is None or corpus.size < self._file_min or corpus.generation < 0 or corpus.growth is None:
+        small = corpus.size < max(self._file_min, 1)  # an empty namespace leaves no file to erase
+        if self._files is None or small or corpus.generation < 0 or corpus.growth is None:
             return False
         on_disk = self._on_disk.get(corpus.key_pair)
         if on_disk is not None and on_disk[0] == corpus.change:

@@ -111,8 +111,8 @@ def zsum(
     """Score fusion: each scored channel (cosine, BM25) standardised over the namespace, weighted and
     summed; each set channel (temporal, entity, activation) adds its weight, times its ``agreement``
     with the scored channels, to its members; ``unconditional`` ones (standing facts, which bridge
-    what similarity cannot) their full weight. Then every memory adds ``context`` times the better
-    of its neighbours' scores.
+    what similarity cannot) their full weight. Then every row of ``rows`` adds ``context`` times the
+    better of its neighbours' scores.
 
     Standardising keeps the magnitudes RRF throws away: a turn that matches the query's rare words
     far better than any other should not tie with one that barely made the list. On LoCoMo this beats

@@ -6,7 +6,6 @@ thread, one after the other; only the recall log's flush goes to a worker."""
 
 from __future__ import annotations
 
-import functools
 import logging
 import threading
 from collections.abc import Callable, Sequence
@@ -28,9 +27,11 @@ from hindsight_core.recall.budget import pack
 from hindsight_core.recall.collapse import Sameness, collapse
 from hindsight_core.recall.corpus import Corpus, CorpusCache, VectorsFor
 from hindsight_core.recall.floor import (
+    Baseline,
     Evidence,
     LanguageBaselines,
     apply_floor,
+    baseline,
     floor_bars,
     is_anchored,
     is_cjk,
@@ -360,10 +361,11 @@ class RecallPipeline:
         evidence: dict[str, Evidence] = {}
         positions = [i for i in (corpus.position.get(mid) for mid, _ in ordered) if i is not None]
         # a short reply means what it answers ("Hill" to "maiden name?"): it is measured with that turn too
-        asked = {i: a for i in positions if (a := prompting_turn(corpus, i, cfg.reply_terms)) is not None}
+        role_of = self._roles(namespace, corpus, fresh)
+        asked = {i: a for i in positions if (a := prompting_turn(corpus, i, cfg.reply_terms, role_of)) is not None}
         measured = list(dict.fromkeys([*(mid for mid, _ in ordered),
                                        *(corpus.memories.id_at(a) for a in asked.values())]))
-        two_sided = self._two_sided_z(query, query_vector, base, measured, fresh, corpus, similarity)
+        two_sided = self._two_sided_z(query, query_vector, base, measured, fresh, corpus)
         for mid, _ in ordered:
             i = corpus.position.get(mid)
             memory = fresh[mid]
@@ -539,8 +541,7 @@ class RecallPipeline:
 
         same = Sameness(echo_z=cfg.collapse_echo_z, duplicate_z=cfg.collapse_duplicate_z,
                         overlap=cfg.collapse_overlap)
-        idf = functools.cache(corpus.keyword.smooth_idf)  # the candidates share most of their terms
-        return collapse(scored, vector=vector, pair_z=pair_z, terms=terms, idf=idf,
+        return collapse(scored, vector=vector, pair_z=pair_z, terms=terms, idf=corpus.keyword.smooth_idf,
                         adjacent=adjacent, same=same)
 
     def _updates(
@@ -574,9 +575,26 @@ class RecallPipeline:
                             idf=corpus.keyword.smooth_idf, bar=cfg.supersede_z, repeat_overlap=cfg.collapse_overlap,
                             nearest=nearest)
 
+    def _roles(self, namespace: str, corpus: Corpus, fresh: dict[str, Memory]) -> Callable[[int], str | None]:
+        """A position's role: the candidates' from their fresh rows, any other row read once on demand
+        (a loaded snapshot does not hold its rows)."""
+        read: dict[str, Memory] = {}
+
+        def role_of(i: int) -> str | None:
+            mid = corpus.memories.id_at(i)
+            row = fresh.get(mid) or read.get(mid)
+            if row is None:
+                found = self.store.get_many_in(namespace, [mid]).get(mid)
+                if found is None:  # erased since the snapshot: nothing to answer
+                    return None
+                row = read[mid] = found
+            return row.role
+
+        return role_of
+
     def _two_sided_z(
         self, query: str, query_vector: np.ndarray, base: LanguageBaselines, ids: Sequence[str],
-        fresh: dict[str, Memory], corpus: Corpus, similarity: ch.Similarity,
+        fresh: dict[str, Memory], corpus: Corpus,
     ) -> dict[str, float]:
         """Each candidate's floor z: the mean of the query-side z (its cosine against the query's cosines
         to the background) and the memory-side z (against the memory's own cosines to it, floor.py); the
@@ -587,24 +605,16 @@ class RecallPipeline:
         outside = [mid for mid in ids if mid not in corpus.position]  # successors of superseded candidates
         rows = [corpus.position[mid] for mid in inside]
         vectors = corpus.vectors[rows]
-        sims = similarity(rows)
         cjk = corpus.cjk_mask[rows]
-        query_side = base.z_array(sims, cjk)
-        if is_cjk(query):
-            query_side = np.where(cjk, query_side, query_side * cfg.zh_to_en_z_scale)
         if outside:
             found = self.outbox.vectors_for([fresh[mid] for mid in outside])
             extra = np.stack([np.asarray(found[mid], dtype=np.float32) for mid in outside])
-            extra_cjk = np.asarray([is_cjk(fresh[mid].content) for mid in outside], dtype=bool)
-            extra_sims = extra @ query_vector
-            extra_z = base.z_array(extra_sims, extra_cjk)
-            if is_cjk(query):
-                extra_z = np.where(extra_cjk, extra_z, extra_z * cfg.zh_to_en_z_scale)
             vectors = np.vstack([vectors, extra]) if rows else extra
-            sims = np.concatenate([sims, extra_sims])
-            cjk = np.concatenate([cjk, extra_cjk])
-            query_side = np.concatenate([query_side, extra_z])
+            cjk = np.concatenate([cjk, np.asarray([is_cjk(fresh[mid].content) for mid in outside], dtype=bool)])
+        sims = vectors @ query_vector
+        query_side = base.z_array(sims, cjk)
         if is_cjk(query):
+            query_side = np.where(cjk, query_side, query_side * cfg.zh_to_en_z_scale)
             same = cjk
             memory_side = memory_side_z(sims, vectors, chinese)
         else:
@@ -743,12 +753,6 @@ class RecallPipeline:
             log.warning("recall log flush failed: %s", exc)
 
 
-def _background_spread(u: np.ndarray, background: np.ndarray) -> tuple[np.floating, float]:
-    """The mean and (floored) standard deviation of ``u``'s cosines to the background sentences."""
-    sims = background @ u
-    return sims.mean(), max(float(sims.std()), 1e-3)
-
-
 def _sparse_at(docs: np.ndarray, values: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """The sparse scores (``docs`` ascending, ``values``) at ``rows``, zero where a row has none."""
     if not docs.size:
@@ -774,15 +778,14 @@ def _snapshot_lookups(
 
     # pair_z: how far the cosine of two memories stands above u's cosines to unrelated sentences.
     # Collapse compares every pair of hits, so each vector's background spread is computed once.
-    spreads: dict[tuple[bytes, bool], tuple[np.floating, float]] = {}
+    spreads: dict[tuple[bytes, bool], Baseline] = {}
 
     def pair_z(u: np.ndarray, v: np.ndarray, text: str) -> float:
         cjk = is_cjk(text)
         key = (u.tobytes(), cjk)
         spread = spreads.get(key)
         if spread is None:
-            spread = spreads[key] = _background_spread(u, chinese if cjk else english)
-        mean, std = spread
-        return float((float(u @ v) - mean) / std)
+            spread = spreads[key] = baseline(u, chinese if cjk else english)
+        return float(spread.z(float(u @ v)))
 
     return vector, terms, pair_z

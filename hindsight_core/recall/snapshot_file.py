@@ -26,6 +26,7 @@ import json
 import logging
 import mmap
 import os
+import sys
 import threading
 import zlib
 from collections.abc import Callable
@@ -142,7 +143,10 @@ class SnapshotFiles:
         path = self.directory / self._name(namespace, include_cold)
         try:
             with open(path, "rb") as f:
-                mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+                # Windows does not delete or replace a mapped file, and an erase must delete it
+                mapped: mmap.mmap | bytes = (
+                    f.read() if sys.platform == "win32" else mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+                )
         except (OSError, ValueError):  # missing, or empty (mmap refuses a zero-length file)
             return None
         try:
@@ -175,7 +179,9 @@ class SnapshotFiles:
             return None
         return restored
 
-    def _header(self, mapped: mmap.mmap, namespace: str, include_cold: bool) -> tuple[dict[str, Any], memoryview]:
+    def _header(
+        self, mapped: mmap.mmap | bytes, namespace: str, include_cold: bool
+    ) -> tuple[dict[str, Any], memoryview]:
         """The header, checked against what this engine expects, and the content it describes."""
         if mapped[: len(MAGIC)] != MAGIC:
             raise ValueError("not a snapshot file")
