@@ -38,6 +38,8 @@ if TYPE_CHECKING:
         Status,
     )
 
+from hindsight_core.version import __version__
+
 _EXPORTS = {
     "Hindsight": "hindsight_core.engine",
     "shared_engine": "hindsight_core.engine",
@@ -73,7 +75,6 @@ _EXPORTS = {
 }
 
 __all__ = sorted(_EXPORTS)
-__version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> Any:

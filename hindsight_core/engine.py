@@ -192,8 +192,8 @@ class Hindsight:
         directory and its SQLite store; processes sharing a store keep theirs in memory only."""
         if not self._owner.held or database_url is not None:
             return None
-        from hindsight_core import __version__
         from hindsight_core.recall.snapshot_file import SnapshotFiles
+        from hindsight_core.version import __version__
 
         ctx = self._ctx
         # the code version too: what a snapshot holds (postings, standing kinds) is derived by this code

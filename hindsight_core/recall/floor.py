@@ -16,17 +16,14 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from hindsight_core.types import Layer
-
 if TYPE_CHECKING:
     from hindsight_core.recall.config import RecallConfig
-    from hindsight_core.recall.corpus import Corpus
 
 #: Unrelated sentences in English and Chinese, the usual material of conversations with an agent.
 BACKGROUND: tuple[str, ...] = (
@@ -159,24 +156,6 @@ def keyword_coverage(weights: dict[str, float], document_terms: frozenset[str]) 
     if total <= 0:
         return 0.0
     return sum(w for t, w in weights.items() if t in document_terms) / total
-
-
-def prompting_turn(corpus: Corpus, i: int, max_terms: int, role_of: Callable[[int], str | None]) -> int | None:
-    """The turn memory ``i`` replies to, when ``i`` is too short to carry its meaning alone.
-
-    A reply of a word or two ("Hill", "绵阳", "in Berlin") is understood only with the turn before it
-    ("what is your mother's maiden name?"): on its own its vector says almost nothing, so the query
-    matches the question and never the answer. Such a reply takes the evidence of the previous turn of
-    its session when another speaker said that turn. "Short" is counted in keyword terms (stopwords do
-    not count), so it holds for both languages; a reply with none ("no", "是的") says nothing to take.
-    Both must be episodes: a distilled fact shares its last episode's session but is nobody's turn.
-    ``role_of`` reads a position's role (rows of a loaded snapshot are read from the store)."""
-    if max_terms <= 0 or not 0 < len(corpus.keyword.terms[i]) <= max_terms:
-        return None
-    before = int(corpus.previous[i])
-    if before < 0 or not corpus.memories.layer_at(i) == corpus.memories.layer_at(before) == Layer.EPISODIC:
-        return None
-    return before if role_of(before) != role_of(i) else None
 
 
 @dataclass(frozen=True)

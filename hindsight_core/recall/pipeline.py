@@ -37,7 +37,6 @@ from hindsight_core.recall.floor import (
     is_cjk,
     keyword_coverage,
     memory_side_z,
-    prompting_turn,
     split_background,
 )
 from hindsight_core.recall.fusion import (
@@ -362,7 +361,7 @@ class RecallPipeline:
         positions = [i for i in (corpus.position.get(mid) for mid, _ in ordered) if i is not None]
         # a short reply means what it answers ("Hill" to "maiden name?"): it is measured with that turn too
         role_of = self._roles(namespace, corpus, fresh)
-        asked = {i: a for i in positions if (a := prompting_turn(corpus, i, cfg.reply_terms, role_of)) is not None}
+        asked = {i: a for i in positions if (a := corpus.prompting_turn(i, cfg.reply_terms, role_of)) is not None}
         measured = list(dict.fromkeys([*(mid for mid, _ in ordered),
                                        *(corpus.memories.id_at(a) for a in asked.values())]))
         two_sided = self._two_sided_z(query, query_vector, base, measured, fresh, corpus)

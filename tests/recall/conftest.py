@@ -68,3 +68,18 @@ def history_engine(tmp_path_factory: pytest.TempPathFactory, embedder: E5Embedde
               occurred_at=START)
     yield hs
     hs.close()
+
+
+#: Unrelated turns that surround the memories a test is about.
+FILLER: list[tuple[str, str]] = [
+    ("user", "Can you explain how compound interest works?"),
+    ("assistant", "Interest is added to the principal, so later interest is earned on earlier interest."),
+    ("user", "What's a good way to learn touch typing?"),
+    ("assistant", "Practice daily for fifteen minutes with a typing tutor."),
+]
+
+
+def record_session(hs: Hindsight, ns: str, session: str, start: datetime, turns: list[tuple[str, str]]) -> None:
+    """``(role, text)`` turns recorded one minute apart in one session."""
+    hs.record_many([{"content": text, "role": role, "session_id": session, "occurred_at": start + timedelta(minutes=i)}
+                    for i, (role, text) in enumerate(turns)], ns)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from hindsight_core import Hindsight
+from tests.recall.conftest import record_session
 
 T0 = datetime(2026, 4, 1, 9, 0, tzinfo=UTC)
 FILLER = [
@@ -15,8 +16,7 @@ FILLER = [
 
 
 def _record(hs: Hindsight, ns: str, turns: list[tuple[str, str]]) -> None:
-    hs.record_many([{"content": text, "role": role, "session_id": "s1", "occurred_at": T0 + timedelta(minutes=i)}
-                    for i, (role, text) in enumerate(turns)], ns)
+    record_session(hs, ns, "s1", T0, turns)
 
 
 def test_the_same_sentence_three_times_is_one_hit(engine: Hindsight) -> None:

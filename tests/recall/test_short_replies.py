@@ -7,19 +7,13 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from hindsight_core import Hindsight
+from tests.recall.conftest import FILLER, record_session
 
 T0 = datetime(2026, 4, 1, 9, 0, tzinfo=UTC)
-FILLER = [
-    ("user", "Can you explain how compound interest works?"),
-    ("assistant", "Interest is added to the principal, so later interest is earned on earlier interest."),
-    ("user", "What's a good way to learn touch typing?"),
-    ("assistant", "Practice daily for fifteen minutes with a typing tutor."),
-]
 
 
 def _record(hs: Hindsight, ns: str, turns: list[tuple[str, str]]) -> None:
-    hs.record_many([{"content": text, "role": role, "session_id": "s1", "occurred_at": T0 + timedelta(minutes=i)}
-                    for i, (role, text) in enumerate(turns)], ns)
+    record_session(hs, ns, "s1", T0, turns)
 
 
 @pytest.mark.parametrize(

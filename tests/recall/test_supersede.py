@@ -13,16 +13,11 @@ import pytest
 
 from hindsight_core import Hindsight
 from hindsight_core.config import HindsightConfig, RecallConfig
+from tests.recall.conftest import FILLER, record_session
 
 JAN = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 MAR = datetime(2026, 3, 20, 9, 0, tzinfo=UTC)
 APR = datetime(2026, 4, 9, 15, 0, tzinfo=UTC)
-FILLER = [
-    ("user", "Can you explain how compound interest works?"),
-    ("assistant", "Interest is added to the principal, so later interest is earned on earlier interest."),
-    ("user", "What's a good way to learn touch typing?"),
-    ("assistant", "Practice daily for fifteen minutes with a typing tutor."),
-]
 FILLER_ZH = [
     ("user", "复利是怎么计算的？"),
     ("assistant", "利息会计入本金，之后的利息也按新本金计算。"),
@@ -39,15 +34,10 @@ def engine(tmp_path: Path, clock: Any, embedder: Any) -> Iterator[Hindsight]:
     hs.close()
 
 
-def _session(hs: Hindsight, ns: str, session: str, start: datetime, turns: list[tuple[str, str]]) -> None:
-    hs.record_many([{"content": text, "role": role, "session_id": session, "occurred_at": start + timedelta(minutes=i)}
-                    for i, (role, text) in enumerate(turns)], ns)
-
-
 def _two_sessions(hs: Hindsight, ns: str, old: str, new: str, filler: list[tuple[str, str]] = FILLER,
                   new_role: str = "user") -> None:
-    _session(hs, ns, "s1", JAN, [("user", old), *filler])
-    _session(hs, ns, "s2", MAR, [(new_role, new), *filler])
+    record_session(hs, ns, "s1", JAN, [("user", old), *filler])
+    record_session(hs, ns, "s2", MAR, [(new_role, new), *filler])
 
 
 def test_a_move_in_a_later_conversation_replaces_the_old_city(engine: Hindsight) -> None:
@@ -84,7 +74,7 @@ def test_a_question_about_the_past_still_gets_the_old_value(engine: Hindsight) -
 
 
 def test_two_statements_of_one_conversation_add_up(engine: Hindsight) -> None:
-    _session(engine, "u:allergies", "s1", JAN, [("user", "I'm allergic to peanuts."), *FILLER,
+    record_session(engine, "u:allergies", "s1", JAN, [("user", "I'm allergic to peanuts."), *FILLER,
                                                 ("user", "I'm also allergic to shellfish.")])
     res = engine.recall("Do I have any food allergies?", "u:allergies", k=3, now=APR)
     prompt = res.to_prompt()
@@ -102,7 +92,8 @@ def test_another_speaker_does_not_update_what_the_user_said(engine: Hindsight) -
 
 def test_the_newest_of_three_values_is_shown(engine: Hindsight) -> None:
     _two_sessions(engine, "u:chain", "我住在上海徐汇区。", "我上个月搬到杭州了。", FILLER_ZH)
-    _session(engine, "u:chain", "s3", APR - timedelta(days=2), [("user", "我又搬家了，现在住在南京。"), *FILLER_ZH])
+    record_session(engine, "u:chain", "s3", APR - timedelta(days=2),
+                   [("user", "我又搬家了，现在住在南京。"), *FILLER_ZH])
     res = engine.recall("我现在住在哪个城市？", "u:chain", k=3, now=APR)
     prompt = res.to_prompt()
     assert "南京" in prompt and "上海" not in prompt and "杭州" not in prompt
