@@ -7,6 +7,7 @@ thread, one after the other; only the recall log's flush goes to a worker."""
 from __future__ import annotations
 
 import logging
+import math
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -243,7 +244,7 @@ class RecallPipeline:
             return result
         # 5. final score, on one scale over every namespace searched
         top_fused = max(max(score for _, score in p.keep) for p in parts if p.keep)
-        top_fused = max(top_fused, 1e-9)
+        top_fused = max(abs(top_fused), 1e-9)  # the scale only: every kept score may be below average
         max_access = max(p.fresh[mid].access_count for p in parts for mid, _ in p.keep)
         scored: list[RecallHit] = []
         considered: list[RecallHit] = []
@@ -274,7 +275,7 @@ class RecallPipeline:
             result.trace = trace
         # 10. log and reinforce: one log row per namespace searched, boosts on the shared scale
         if track:
-            top = max((h.score for h in injected), default=1.0) or 1.0
+            top = max(max((h.score for h in injected), default=1.0), 0.0) or 1.0
             for p in parts:
                 share = result.model_copy(update={"hits": [h for h in injected if h.memory.namespace == p.namespace]})
                 self._record(p.namespace, share, session_id, now, p.rankings,
@@ -408,7 +409,9 @@ class RecallPipeline:
         scored: list[RecallHit] = []
         for mid, score in p.keep:
             memory = p.fresh[mid]
-            relevance = reranked[mid] if reranked and mid in reranked else max(score, 0.0) / top_fused
+            # below zero too: a kept candidate the query's evidence puts under the namespace's average
+            # still ranks by that evidence, not by recency alone
+            relevance = reranked[mid] if reranked and mid in reranked else score / top_fused
             if reranked and mid not in reranked:
                 relevance *= min(reranked.values(), default=1.0)
             if relevances is not None:
@@ -651,7 +654,7 @@ class RecallPipeline:
             if memory is None:
                 continue
             if memory.status in (Status.ACTIVE, Status.COLD):
-                out[mid] = max(score, out.get(mid, 0.0))
+                out[mid] = max(score, out.get(mid, -math.inf))
                 continue
             successor_id = memory.superseded_by
             if memory.status == Status.SUPERSEDED and successor_id:
@@ -660,7 +663,7 @@ class RecallPipeline:
                 )
                 if successor is not None and successor.status == Status.ACTIVE:
                     fresh[successor_id] = successor
-                    out[successor_id] = max(score, out.get(successor_id, 0.0))
+                    out[successor_id] = max(score, out.get(successor_id, -math.inf))
                     replaced[successor_id] = mid
         return sorted(out.items(), key=lambda kv: -kv[1]), replaced
 
@@ -735,7 +738,7 @@ class RecallPipeline:
                 scores={h.memory.id: round(h.score, 4) for h in result.hits},
                 idle=[h.memory.id for h in idle],
             )
-        if self.recorder.add(entry, {mid: s / top for mid, s in boosts.items()}):
+        if self.recorder.add(entry, {mid: max(s, 0.0) / top for mid, s in boosts.items()}):
             # off the caller's path: the flush is one transaction, but it is still a disk write
             self._flushing = self._pool.submit(self._flush_quietly)
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from hindsight_core import Hindsight
+from tests.conftest import FixedClock
+from tests.recall.conftest import FILLER as FOUR_FILLERS
 from tests.recall.conftest import record_session
 
 T0 = datetime(2026, 4, 1, 9, 0, tzinfo=UTC)
@@ -29,6 +31,21 @@ def test_the_same_sentence_three_times_is_one_hit(engine: Hindsight) -> None:
     assert prompt.count("Porto") == 1
     porto = next(h for h in res.hits if "Porto" in h.memory.content)
     assert len(porto.sources) == 2 and all(s.content == same for s in porto.sources)
+
+
+def test_the_slots_freed_by_a_repeat_go_by_evidence(engine: Hindsight, clock: FixedClock) -> None:
+    """In a namespace this small, the offsite turns lift the average the query's evidence is measured
+    against, so the hike turn scores below it; it must still outrank the typing question, which was
+    said later (the more recent, so ahead of it if evidence below the average counted as none)."""
+    same = "The team offsite is in Porto on May 12."
+    turns = [same, same, same, "The offsite budget is 200 euros per person.",
+             "The offsite agenda starts with a hike at 9am."]
+    clock.current = T0
+    for role, text in [*(("user", t) for t in turns), *FOUR_FILLERS]:  # turn by turn, as in a chat
+        engine.record(text, "u:dup-slots", session_id="s1", role=role, occurred_at=clock.advance(minutes=1))
+    res = engine.recall("What do I need to know about the team offsite?", "u:dup-slots", k=3, session_id="s2",
+                        now=clock.advance(days=2))
+    assert [h.memory.content for h in res.hits] == [same, *turns[3:]]
 
 
 def test_the_agents_echo_collapses_into_the_users_statement(engine: Hindsight) -> None:
