@@ -18,18 +18,21 @@ snapshot with a built one field by field)."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import logging
 import threading
 import typing
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from hindsight_core.clock import to_ts
 from hindsight_core.recall.floor import is_cjk
+from hindsight_core.recall.growing import GrowingArray, GrowingList, GrowingMap, ListView, Positions, members_below
 from hindsight_core.recall.keyword import KeywordIndex, KeywordView
 from hindsight_core.recall.moments import VectorMoments
 from hindsight_core.recall.profile import standing_kinds
@@ -40,6 +43,9 @@ from hindsight_core.text.entities import extract_entities
 from hindsight_core.text.normalize import fingerprint
 from hindsight_core.types import PERSISTENT_LAYERS, Layer, Memory, Status
 
+T = TypeVar("T")
+log = logging.getLogger(__name__)
+
 
 @dataclass
 class Corpus:
@@ -47,24 +53,24 @@ class Corpus:
     memories: MemoryRows
     vectors: np.ndarray  # (n, dim), rows aligned with ``memories``
     keyword: KeywordView
-    position: dict[str, int] = field(default_factory=dict)
+    position: Mapping[str, int] = field(default_factory=dict)
     #: Lower-cased entity → indexes of the memories that mention it.
-    entities: dict[str, list[int]] = field(default_factory=dict)
+    entities: Mapping[str, list[int]] = field(default_factory=dict)
     #: Lower-cased entity → the spelling first seen.
-    entity_names: dict[str, str] = field(default_factory=dict)
+    entity_names: Mapping[str, str] = field(default_factory=dict)
     #: For each memory, the indexes of its neighbours in the same session (previous, next).
     neighbours: Sequence[tuple[int, ...]] = ()
     #: Whether each memory is mainly Chinese (the relevance floor compares within a language).
-    cjk: list[bool] = field(default_factory=list)
+    cjk: Sequence[bool] = field(default_factory=list)
     cjk_mask: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     #: Index of the previous / next memory of the same session, -1 where there is none.
     previous: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     following: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     #: The standing-fact kinds each memory states (see profile.py).
-    standing: list[tuple[str, ...]] = field(default_factory=list)
+    standing: Sequence[tuple[str, ...]] = field(default_factory=list)
     #: Standing-fact kind → indexes of the memories stating it (ascending), so the profile channel
     #: reads its members instead of testing every memory.
-    standing_index: dict[str, list[int]] = field(default_factory=dict)
+    standing_index: Mapping[str, list[int]] = field(default_factory=dict)
     #: When each memory happened (epoch seconds), for the temporal channel's window and recency.
     occurred: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
     #: Positions newest first (ties in snapshot order), and ``-occurred`` in that order (ascending), so
@@ -75,7 +81,7 @@ class Corpus:
     moments: VectorMoments | None = None
     #: Layers present, indexes of cold memories, whether the namespace holds superseded memories.
     layers: frozenset[Layer] = frozenset()
-    cold: list[int] = field(default_factory=list)
+    cold: Sequence[int] = field(default_factory=list)
     has_superseded: bool = False
     #: The change log's position this snapshot reflects, and the namespace's largest memory seq in it.
     change: int = 0
@@ -114,35 +120,49 @@ class Corpus:
 
 
 class _Growth:
-    """What successive snapshots of a namespace share and only ever append to: the vector rows (a
-    buffer with spare capacity; each snapshot holds a view of its own rows), the keyword index, and the
-    session bookkeeping that places the next turn next to its predecessor."""
+    """What successive snapshots of a namespace share and only ever append to (``growing.py``): the
+    vector rows, the keyword index, the per-memory lists and arrays, the position and entity maps, and
+    the session bookkeeping that places the next turn next to its predecessor. Each snapshot holds views
+    of its own rows; ``lock`` serialises the writers (one extension at a time per namespace)."""
 
-    def __init__(self, vectors: np.ndarray, keyword: KeywordIndex, last_in_session: dict[str, int]) -> None:
-        self.buffer = np.array(vectors, dtype=np.float32, copy=True)
-        self.rows = len(vectors)
+    def __init__(self, vectors: np.ndarray, keyword: KeywordIndex, *, ids: Sequence[str] = (),
+                 previous: np.ndarray | None = None, occurred: np.ndarray | None = None,
+                 cjk: Sequence[bool] = (), standing: Sequence[tuple[str, ...]] = (),
+                 entities: dict[str, list[int]] | None = None, entity_names: dict[str, str] | None = None,
+                 standing_index: dict[str, list[int]] | None = None, last_in_session: dict[str, int] | None = None,
+                 cold: Sequence[int] = ()) -> None:
+        self.vectors = GrowingArray(vectors)
         self.keyword = keyword
-        self.last_in_session = last_in_session
+        self.ids: GrowingList[str] = GrowingList(ids)
+        self.index: dict[str, int] = dict(zip(ids, range(len(ids)), strict=True))
+        self.previous = GrowingArray(previous if previous is not None else np.zeros(0, dtype=np.int64))
+        self.occurred = GrowingArray(occurred if occurred is not None else np.zeros(0, dtype=np.float64))
+        self.cjk: GrowingList[bool] = GrowingList(cjk)
+        self.cjk_mask = GrowingArray(np.asarray(cjk, dtype=bool))
+        self.standing: GrowingList[tuple[str, ...]] = GrowingList(standing)
+        self.entities: GrowingMap[list[int]] = GrowingMap(entities)
+        self.entity_names: GrowingMap[str] = GrowingMap(entity_names)
+        self.standing_index: GrowingMap[list[int]] = GrowingMap(standing_index)
+        self.last_in_session: GrowingMap[int] = GrowingMap(last_in_session)
+        self.cold: GrowingList[int] = GrowingList(cold)
         self.lock = threading.Lock()
 
-    @classmethod
-    def of(cls, vectors: np.ndarray, keyword: KeywordIndex, last_in_session: dict[str, int]) -> _Growth:
-        """Growth state starting from ``vectors`` as they are (not copied until a row is appended)."""
-        growth = cls.__new__(cls)
-        growth.buffer, growth.rows = vectors, len(vectors)
-        growth.keyword, growth.last_in_session = keyword, last_in_session
-        growth.lock = threading.Lock()
-        return growth
+    @property
+    def rows(self) -> int:
+        return self.vectors.size
 
-    def append_vectors(self, vectors: np.ndarray) -> np.ndarray:
-        need = self.rows + len(vectors)
-        if need > len(self.buffer):
-            grown = np.zeros((max(need, 2 * len(self.buffer), 64), self.buffer.shape[1]), dtype=np.float32)
-            grown[: self.rows] = self.buffer[: self.rows]
-            self.buffer = grown
-        self.buffer[self.rows : need] = vectors
-        self.rows = need
-        return self.buffer[:need]
+    def last_in_session_below(self, size: int) -> dict[str, int]:
+        """Each session's last row among the first ``size``: what ``last_in_session`` was when the
+        snapshot of ``size`` rows was made (a later turn's ``previous`` leads back to it)."""
+        out: dict[str, int] = {}
+        for session in self.last_in_session.keys[:]:
+            i = self.last_in_session.values[session]
+            previous = self.previous.view()
+            while i >= size:
+                i = int(previous[i])
+            if i >= 0:
+                out[session] = i
+        return out
 
 
 #: A snapshot is saved again once this many memories (or a tenth of its size, if more) were appended.
@@ -173,6 +193,10 @@ class CorpusCache:
         self._file_min = file_min
         #: (change, size) of the file each key's snapshot was last saved to or loaded from.
         self._on_disk: dict[tuple[str, bool], tuple[int, int]] = {}
+        #: Snapshots waiting to be saved (with whether each was built), and the thread saving them.
+        self._saves = threading.Condition()
+        self._queued: dict[tuple[str, bool], tuple[Corpus, bool]] = {}
+        self._saver: threading.Thread | None = None
 
     def get(self, namespace: str, include_cold: bool, vectors_for: VectorsFor) -> Corpus:
         key = (namespace, include_cold)
@@ -202,21 +226,22 @@ class CorpusCache:
                 self._items.move_to_end(key)
             while len(self._items) > self._capacity:
                 self._items.popitem(last=False)
-        if self._persist(corpus, built) and built:
-            corpus = self._lighter(corpus)
+        self._persist(corpus, built)
         return corpus
 
-    def _lighter(self, built: Corpus) -> Corpus:
-        """A snapshot just built and saved, swapped for its file's version: the same content, with the
-        memories read from the store on demand instead of held (the built one holds every row)."""
+    def _lighter(self, built: Corpus) -> None:
+        """A snapshot just built and saved, swapped in the cache for its file's version: the same
+        content, with the memories read from the store on demand instead of held (the built one holds
+        every row). When writes already extended the built one, the file's version (older) is swapped
+        in all the same: the next recall extends it from the change log."""
         namespace, include_cold = built.key_pair
         loaded = self._load(namespace, include_cold, built.change, built.generation)
         if loaded is None or loaded.change != built.change:
-            return built
+            return
         with self._lock:
-            if self._items.get(built.key_pair) is built:
+            current = self._items.get(built.key_pair)
+            if current is not None and current.growth is built.growth:
                 self._items[built.key_pair] = loaded
-        return loaded
 
     def _fetcher(self, namespace: str) -> Callable[[Sequence[str]], dict[str, Memory]]:
         store = self._store
@@ -235,37 +260,73 @@ class CorpusCache:
         if corpus is None or corpus.change > change:
             return None
         corpus.generation = generation
-        self._on_disk[corpus.key_pair] = (corpus.change, corpus.size)
+        with self._saves:
+            self._on_disk[corpus.key_pair] = (corpus.change, corpus.size)
         return corpus
 
-    def _persist(self, corpus: Corpus, built: bool, *, closing: bool = False) -> bool:
-        """Save ``corpus`` when it is worth it: built, grown by a tenth since its file, or (``closing``)
-        newer than its file. Whether it was saved."""
+    def _persist(self, corpus: Corpus, built: bool, *, closing: bool = False) -> None:
+        """Queue ``corpus`` for saving when it is worth it: built, grown by a tenth since its file, or
+        (``closing``) newer than its file. Saving takes seconds at 100k memories (columns, write,
+        fsync), so it runs in the background, from the snapshot's own views; a snapshot queued for
+        the same namespace replaces the older one still waiting."""
         small = corpus.size < max(self._file_min, 1)  # an empty namespace leaves no file to erase
         if self._files is None or small or corpus.generation < 0 or corpus.growth is None:
-            return False
-        on_disk = self._on_disk.get(corpus.key_pair)
-        if on_disk is not None and on_disk[0] == corpus.change:
-            return False
-        grown = on_disk is None or corpus.size - on_disk[1] >= max(_SAVE_EVERY, on_disk[1] // 10)
-        if not (built or grown or closing):
-            return False
-        with corpus.growth.lock:  # nothing appends to the shared state while it is copied out
-            if corpus.growth.rows != corpus.size:
-                return False  # a newer snapshot grew from this one: it is the one to save
-            values, arrays = columns(corpus)
+            return
+        key = corpus.key_pair
+        with self._saves:
+            queued = self._queued.get(key)
+            on_disk = (queued[0].change, queued[0].size) if queued is not None else self._on_disk.get(key)
+            if on_disk is not None and on_disk[0] == corpus.change:
+                return
+            grown = on_disk is None or corpus.size - on_disk[1] >= max(_SAVE_EVERY, on_disk[1] // 10)
+            if not (built or grown or closing):
+                return
+            self._queued[key] = (corpus, built or (queued is not None and queued[1]))
+            if self._saver is None:
+                self._saver = threading.Thread(target=self._save_queued, name="hindsight-snapshot-save", daemon=True)
+                self._saver.start()
+
+    def _save_queued(self) -> None:
+        while True:
+            with self._saves:
+                if not self._queued:
+                    self._saver = None
+                    self._saves.notify_all()
+                    return
+                key = next(iter(self._queued))
+                corpus, built = self._queued.pop(key)
+            try:
+                if self._save(corpus) and built:
+                    self._lighter(corpus)
+            except Exception:  # a cache: a failed save costs the next cold start, not a recall
+                log.exception("recall snapshot of %r not saved", key[0])
+
+    def _save(self, corpus: Corpus) -> bool:
+        assert self._files is not None
+        values, arrays = columns(corpus)
         namespace, include_cold = corpus.key_pair
         if not self._files.save(namespace, include_cold, corpus.generation, values, arrays):
             return False
-        self._on_disk[corpus.key_pair] = (corpus.change, corpus.size)
+        with self._saves:
+            on_disk = self._on_disk.get(corpus.key_pair)
+            if on_disk is None or on_disk[0] <= corpus.change:
+                self._on_disk[corpus.key_pair] = (corpus.change, corpus.size)
         return True
 
+    def wait_for_saves(self) -> None:
+        """Return once every queued save is written (or refused)."""
+        with self._saves:
+            while self._saver is not None:
+                self._saves.wait()
+
     def close(self) -> None:
-        """Save the snapshots that moved on since their files (the next process extends less)."""
+        """Save the snapshots that moved on since their files (the next process extends less), and
+        wait for every save."""
         with self._lock:
             corpora = list(self._items.values())
         for corpus in corpora:
             self._persist(corpus, False, closing=True)
+        self.wait_for_saves()
 
     def _extended(self, cached: Corpus, namespace: str, include_cold: bool,
                   vectors_for: VectorsFor) -> Corpus | None:
@@ -341,8 +402,8 @@ class CorpusCache:
         if missing:
             vectors[missing] = embed([stood[i].content for i in missing])
         keyword = KeywordIndex([m.content for m in stood])
-        growth = _Growth(vectors[:0], keyword, {})
-        empty = Corpus(key=key, memories=MemoryRows(namespace, _nothing), vectors=growth.buffer[:0],
+        growth = _Growth(vectors[:0], keyword)
+        empty = Corpus(key=key, memories=MemoryRows(namespace, _nothing), vectors=growth.vectors.view(),
                        keyword=keyword.view(0), change=change, growth=growth)
         corpus = _append(empty, stood, {}, None, change, 0, vectors=vectors, indexed=True)
         corpus.growth = None  # a moment in the past is never extended
@@ -364,18 +425,22 @@ class CorpusCache:
             for past in list(self._past):
                 if namespace is None or past[0] == namespace:
                     del self._past[past]
+        with self._saves:
             for saved in list(self._on_disk):
                 if namespace is None or saved[0] == namespace:
                     del self._on_disk[saved]
+            for queued in list(self._queued):
+                if namespace is None or queued[0] == namespace:
+                    del self._queued[queued]
 
     def _build(self, namespace: str, include_cold: bool, change: int, vectors_for: VectorsFor) -> Corpus:
         memories, max_seq = self._store.snapshot(namespace, *_status_filter(include_cold))
         vectors = vectors_for(memories)
         keyword = KeywordIndex([m.content for m in memories])
-        growth = _Growth(vectors[:0], keyword, {})
+        growth = _Growth(vectors[:0], keyword)
         corpus = Corpus(
             key=(namespace, include_cold), memories=MemoryRows(namespace, self._fetcher(namespace)),
-            vectors=growth.buffer[:0], keyword=keyword.view(0), change=change, max_seq=max_seq, growth=growth,
+            vectors=growth.vectors.view(), keyword=keyword.view(0), change=change, max_seq=max_seq, growth=growth,
         )
         built = _append(corpus, memories, {}, None, change, max_seq, vectors=vectors, indexed=True)
         built.has_superseded = self._has_superseded(namespace)
@@ -428,7 +493,8 @@ class MemoryRows(Sequence[Memory]):
         digests: np.ndarray | None = None,
         sessions: tuple[np.ndarray, Sequence[str]] | None = None,
         *,
-        tail: Sequence[Memory] = (),
+        appended: GrowingList[Memory] | None = None,
+        overrides: dict[int, Memory] | None = None,
         read: dict[str, Memory] | None = None,
         lock: threading.Lock | None = None,
     ) -> None:
@@ -440,7 +506,10 @@ class MemoryRows(Sequence[Memory]):
         self._digests = digests if digests is not None else np.zeros(0, dtype=np.uint64)
         #: Each loaded position's session: a number into the names, -1 for none.
         self._sessions = sessions if sessions is not None else (np.zeros(0, dtype=np.int32), ())
-        self._tail = list(tail)
+        #: The memories appended after the loaded ones, shared with the successors (each sees its own
+        #: count), with the ones an update replaced in this snapshot.
+        self._appended: GrowingList[Memory] = appended if appended is not None else GrowingList()
+        self._tail: ListView[Memory] = self._appended.view(overrides)
         self._read: dict[str, Memory] = read if read is not None else {}
         self._lock = lock or threading.Lock()
 
@@ -491,16 +560,20 @@ class MemoryRows(Sequence[Memory]):
             yield self[i]
 
     def extended(self, fresh: Sequence[Memory], replaced: dict[int, Memory]) -> MemoryRows:
-        """These rows plus ``fresh`` at the end, ``replaced`` swapped in (the rows here stay as they are)."""
-        tail = list(self._tail)
+        """These rows plus ``fresh`` at the end, ``replaced`` swapped in (the rows here stay as they are:
+        fresh rows go beyond their count, a replaced row into the new rows' overrides). Only the latest
+        rows of a growth state are extended."""
+        assert len(self._tail) == len(self._appended)
+        overrides = dict(self._tail.overrides)
         for i, m in replaced.items():
             if i >= self._base:
-                tail[i - self._base] = m
+                overrides[i - self._base] = m
             else:
                 with self._lock:
                     self._read[m.id] = m
+        self._appended.extend(fresh)
         return MemoryRows(self.namespace, self._fetch, self._ids, self._layers, self._digests, self._sessions,
-                          tail=tail + list(fresh), read=self._read, lock=self._lock)
+                          appended=self._appended, overrides=overrides, read=self._read, lock=self._lock)
 
     def same_for_recall(self, i: int, new: Memory) -> bool:
         if i >= self._base:
@@ -558,69 +631,87 @@ def _append(
 ) -> Corpus:
     """A new snapshot: ``cached`` plus ``fresh`` memories at the end, ``replaced`` entries swapped.
 
-    Lists and small arrays are copied (pointer copies: a snapshot in use stays as it was); vector rows
-    and keyword postings are appended to the shared growth state. ``indexed``: the keyword index already
-    holds ``fresh`` (a build)."""
+    Everything is appended to the shared growth state and the new snapshot takes views of it, so this
+    costs the new rows (``cached`` keeps its own, shorter views and stays as it was). Only ``following``
+    (a new turn sets its predecessor's next) and the recency order are copied, as numpy arrays.
+    ``indexed``: the keyword index already holds ``fresh`` (a build). The caller holds the growth lock,
+    and ``cached`` is the latest snapshot of its growth state."""
     growth = cached.growth
-    assert growth is not None
+    assert growth is not None and growth.rows == cached.size
     n0 = cached.size
+    memories = cached.memories.extended(fresh, replaced)
+    if not fresh:
+        return dataclasses.replace(cached, memories=memories, change=change, max_seq=max_seq)
     if vectors is None:
-        vectors = vectors_for(fresh) if vectors_for is not None and fresh else np.zeros((0, cached.vectors.shape[1]),
-                                                                                           dtype=np.float32)
-    all_vectors = growth.append_vectors(vectors) if len(fresh) else growth.buffer[: growth.rows]
+        vectors = vectors_for(fresh) if vectors_for is not None else np.zeros((0, cached.vectors.shape[1]),
+                                                                               dtype=np.float32)
     if not indexed:
         growth.keyword.extend([m.content for m in fresh])
-    memories = cached.memories.extended(fresh, replaced)
-    n = len(memories)
-    corpus = Corpus(
-        key=cached.key, memories=memories, vectors=all_vectors[:n], keyword=growth.keyword.view(n),
-        position=dict(cached.position) if fresh else cached.position, change=change, max_seq=max_seq,
-        growth=growth,
-    )
+    n = n0 + len(fresh)
+    kinds = [standing_kinds(m.content) for m in fresh]
     for i, m in enumerate(fresh, start=n0):
-        corpus.position[m.id] = i
-    # entities: copy the lists a new memory extends, share the others
-    corpus.entities = dict(cached.entities)
-    corpus.entity_names = dict(cached.entity_names) if fresh else cached.entity_names
-    touched: set[str] = set()
-    for i, m in enumerate(fresh, start=n0):
+        growth.index[m.id] = i
         for name in m.entities:
             folded = name.casefold()
-            if folded not in touched:
-                corpus.entities[folded] = list(corpus.entities.get(folded, []))
-                touched.add(folded)
-            corpus.entities[folded].append(i)
-            corpus.entity_names.setdefault(folded, name)
-    previous = np.full(n, -1, dtype=np.int64)
-    previous[:n0] = cached.previous[:n0]
+            members = growth.entities.get(folded)
+            if members is None:
+                growth.entities.set(folded, [i])
+                growth.entity_names.set(folded, name)
+            else:
+                members.append(i)
+        for kind in kinds[i - n0]:
+            members = growth.standing_index.get(kind)
+            if members is None:
+                growth.standing_index.set(kind, [i])
+            else:
+                members.append(i)
+    growth.ids.extend([m.id for m in fresh])
+    cjk = [is_cjk(m.content) for m in fresh]
+    growth.cjk.extend(cjk)
+    growth.standing.extend(kinds)
+    growth.cold.extend([i for i, m in enumerate(fresh, start=n0) if m.status == Status.COLD])
+    # sessions: each new turn's predecessor, the predecessor's successor (in a copy: older snapshots
+    # must not see a next turn they do not hold); ``previous`` rows are in place before a session's
+    # last row moves to one of them (``_Growth.last_in_session_below`` walks back through them)
+    previous = np.full(len(fresh), -1, dtype=np.int64)
     following = np.full(n, -1, dtype=np.int64)
     following[:n0] = cached.following[:n0]
+    last: dict[str, int] = {}
     for i, m in enumerate(fresh, start=n0):
         if m.session_id is None:
             continue
-        prev = growth.last_in_session.get(m.session_id)
-        if prev is not None:
-            previous[i] = prev
-            following[prev] = i
-        growth.last_in_session[m.session_id] = i
-    corpus.neighbours = Neighbours(previous, following)
-    corpus.previous, corpus.following = previous, following
-    corpus.cjk = list(cached.cjk) + [is_cjk(m.content) for m in fresh]
-    corpus.cjk_mask = np.concatenate([cached.cjk_mask[:n0], np.asarray(corpus.cjk[n0:], dtype=bool)])
-    corpus.standing = list(cached.standing) + [standing_kinds(m.content) for m in fresh]
-    corpus.standing_index = dict(cached.standing_index)
-    for i in range(n0, n):
-        for kind in corpus.standing[i]:
-            corpus.standing_index[kind] = [*corpus.standing_index.get(kind, []), i]
-    corpus.occurred = np.concatenate([cached.occurred[:n0], np.asarray([to_ts(m.occurred_at) for m in fresh],
-                                                                        dtype=np.float64)])
+        before = last.get(m.session_id, growth.last_in_session.get(m.session_id))
+        if before is not None:
+            previous[i - n0] = before
+            following[before] = i
+        last[m.session_id] = i
+    all_previous = growth.previous.append(previous)
+    for session, i in last.items():
+        growth.last_in_session.set(session, i)
+    corpus = Corpus(
+        key=cached.key, memories=memories, vectors=growth.vectors.append(vectors),
+        keyword=growth.keyword.view(n), position=Positions(growth.index, growth.ids.view(), n),
+        entities=growth.entities.view(members_below(n)), entity_names=growth.entity_names.view(_itself),
+        change=change, max_seq=max_seq, growth=growth,
+    )
+    corpus.previous, corpus.following = all_previous, following
+    corpus.neighbours = Neighbours(all_previous, following)
+    corpus.cjk = growth.cjk.view()
+    corpus.cjk_mask = growth.cjk_mask.append(np.asarray(cjk, dtype=bool))
+    corpus.standing = growth.standing.view()
+    corpus.standing_index = growth.standing_index.view(members_below(n))
+    corpus.occurred = growth.occurred.append(np.asarray([to_ts(m.occurred_at) for m in fresh], dtype=np.float64))
     corpus.by_recency, corpus.recency_keys = _merged_recency(cached, corpus.occurred, n0)
     moments = cached.moments or VectorMoments.empty(corpus.vectors.shape[1])
-    corpus.moments = moments.plus(vectors) if len(fresh) else moments
+    corpus.moments = moments.plus(vectors)
     corpus.layers = cached.layers | frozenset(m.layer for m in fresh)
-    corpus.cold = list(cached.cold) + [i for i, m in enumerate(fresh, start=n0) if m.status == Status.COLD]
+    corpus.cold = growth.cold.view()
     corpus.has_superseded = cached.has_superseded
     return corpus
+
+
+def _itself(value: T) -> T:
+    return value
 
 
 def _merged_recency(cached: Corpus, occurred: np.ndarray, n0: int) -> tuple[np.ndarray, np.ndarray]:
@@ -639,20 +730,21 @@ def _merged_recency(cached: Corpus, occurred: np.ndarray, n0: int) -> tuple[np.n
 
 def columns(corpus: Corpus) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """What :func:`restore` needs to make ``corpus`` again, as plain values and flat arrays (the
-    snapshot file's content). ``corpus`` must be the latest snapshot of its growth state."""
+    snapshot file's content). Read from ``corpus``'s own views, so it runs in the background while
+    writes extend its growth state (only the session bookkeeping is read from that, as it stood)."""
     growth = corpus.growth
-    assert growth is not None and growth.rows == corpus.size
+    assert growth is not None
     n = corpus.size
     moments = corpus.moments or VectorMoments.empty(corpus.vectors.shape[1])
     rows, row_arrays = corpus.memories.columns()
-    vocabulary, arrays = growth.keyword.columns(n)
+    vocabulary, arrays = corpus.keyword.columns()
     entity_keys = list(corpus.entities)
     kinds = sorted(corpus.standing_index)
     values: dict[str, Any] = {
         **rows, "vocabulary": vocabulary, "entity_keys": entity_keys,
         "entity_names": [corpus.entity_names.get(k, k) for k in entity_keys], "standing_kinds": kinds,
-        "last_in_session": growth.last_in_session, "layers": sorted(layer.value for layer in corpus.layers),
-        "cold": corpus.cold, "has_superseded": corpus.has_superseded, "change": corpus.change,
+        "last_in_session": growth.last_in_session_below(n), "layers": sorted(layer.value for layer in corpus.layers),
+        "cold": list(corpus.cold), "has_superseded": corpus.has_superseded, "change": corpus.change,
         "max_seq": corpus.max_seq, "moments_count": moments.count,
     }
     arrays.update(
@@ -686,36 +778,41 @@ def restore(namespace: str, include_cold: bool, fetch: Callable[[Sequence[str]],
     appended later goes to copies); memories are read from the store as recall needs them."""
     n = len(values["ids"])
     keyword = KeywordIndex.from_columns(values["vocabulary"], arrays)
-    vectors = arrays["vectors"]
-    growth = _Growth.of(vectors, keyword, {str(k): int(v) for k, v in values["last_in_session"].items()})
     ids: list[str] = values["ids"]
-    memories = MemoryRows(namespace, fetch, ids, arrays["layer_codes"], arrays["digests"],
-                          (arrays["session_codes"], values["session_names"]))
-    previous, following = arrays["previous"], arrays["following"]
-    corpus = Corpus(
-        key=(namespace, include_cold), memories=memories, vectors=vectors, keyword=keyword.view(n),
-        position=dict(zip(ids, range(n), strict=True)), change=int(values["change"]),
-        max_seq=int(values["max_seq"]), growth=growth,
-    )
     entity_keys: list[str] = values["entity_keys"]
-    corpus.entities = dict(zip(entity_keys, _lists(arrays, "entity"), strict=True))
-    corpus.entity_names = dict(zip(entity_keys, values["entity_names"], strict=True))
-    corpus.previous, corpus.following = previous, following
-    corpus.neighbours = Neighbours(previous, following)
-    corpus.cjk_mask = arrays["cjk"].astype(bool)
-    corpus.cjk = corpus.cjk_mask.tolist()
     kinds: list[str] = values["standing_kinds"]
-    corpus.standing_index = dict(zip(kinds, _lists(arrays, "standing"), strict=True))
+    standing_index = dict(zip(kinds, _lists(arrays, "standing"), strict=True))
     standing: list[tuple[str, ...]] = [()] * n
     for kind in kinds:
-        for i in corpus.standing_index[kind]:
+        for i in standing_index[kind]:
             standing[i] = (*standing[i], kind)
-    corpus.standing = standing
-    corpus.occurred = arrays["occurred"]
+    cjk = arrays["cjk"].astype(bool)
+    growth = _Growth(
+        arrays["vectors"], keyword, ids=ids, previous=arrays["previous"], occurred=arrays["occurred"],
+        cjk=cjk.tolist(), standing=standing, entities=dict(zip(entity_keys, _lists(arrays, "entity"), strict=True)),
+        entity_names=dict(zip(entity_keys, values["entity_names"], strict=True)), standing_index=standing_index,
+        last_in_session={str(k): int(v) for k, v in values["last_in_session"].items()},
+        cold=[int(i) for i in values["cold"]],
+    )
+    memories = MemoryRows(namespace, fetch, ids, arrays["layer_codes"], arrays["digests"],
+                          (arrays["session_codes"], values["session_names"]))
+    corpus = Corpus(
+        key=(namespace, include_cold), memories=memories, vectors=growth.vectors.view(), keyword=keyword.view(n),
+        position=Positions(growth.index, growth.ids.view(), n), entities=growth.entities.view(members_below(n)),
+        entity_names=growth.entity_names.view(_itself), change=int(values["change"]),
+        max_seq=int(values["max_seq"]), growth=growth,
+    )
+    corpus.previous, corpus.following = growth.previous.view(), arrays["following"]
+    corpus.neighbours = Neighbours(corpus.previous, corpus.following)
+    corpus.cjk_mask = growth.cjk_mask.view()
+    corpus.cjk = growth.cjk.view()
+    corpus.standing = growth.standing.view()
+    corpus.standing_index = growth.standing_index.view(members_below(n))
+    corpus.occurred = growth.occurred.view()
     corpus.by_recency, corpus.recency_keys = arrays["by_recency"], arrays["recency_keys"]
     corpus.moments = VectorMoments(int(values["moments_count"]), arrays["moments_mean"], arrays["moments_scatter"])
     corpus.layers = frozenset(Layer(v) for v in values["layers"])
-    corpus.cold = [int(i) for i in values["cold"]]
+    corpus.cold = growth.cold.view()
     corpus.has_superseded = bool(values["has_superseded"])
     return corpus
 

@@ -119,6 +119,9 @@ class KeywordIndex:
 
     def __init__(self, documents: Sequence[str] = ()) -> None:
         self._postings: dict[str, _Postings] = {}
+        #: The terms in the order they first appeared: what a view iterates (a view made before a term
+        #: was added has no document with it), never the dict another thread may be inserting into.
+        self._vocabulary: list[str] = []
         self._lengths = _Growable(np.int32)
         #: Per document, its terms (the relevance floor's keyword coverage reads them).
         self.terms = DocumentTerms()
@@ -128,14 +131,15 @@ class KeywordIndex:
         self.extend(documents)
 
     # -- as columns (the persisted snapshot, ``snapshot_file.py``) ---------------------------------
-    def columns(self, size: int) -> tuple[list[str], dict[str, np.ndarray]]:
+    def columns(self, size: int, known: int | None = None) -> tuple[list[str], dict[str, np.ndarray]]:
         """The first ``size`` documents as flat arrays: (vocabulary, {postings offsets, documents,
-        term frequencies, document lengths, each document's term numbers with their offsets})."""
+        term frequencies, document lengths, each document's term numbers with their offsets}).
+        ``known``: how many terms the index had when it held ``size`` documents (all by default)."""
         vocabulary: list[str] = []
         number: dict[str, int] = {}
         offsets, docs, tfs = [0], [], []
-        for term, postings in self._postings.items():
-            d, f = postings.arrays(size)
+        for term in self._vocabulary[: len(self._vocabulary) if known is None else known]:
+            d, f = self._postings[term].arrays(size)
             if not d.size:
                 continue
             number[term] = len(vocabulary)
@@ -168,6 +172,7 @@ class KeywordIndex:
             term: _Postings.of(docs[bounds[j] : bounds[j + 1]], tfs[bounds[j] : bounds[j + 1]])
             for j, term in enumerate(vocabulary)
         }
+        index._vocabulary = list(vocabulary)
         lengths = columns["kw_lengths"]
         index._lengths = _Growable.of(lengths)
         index.terms = DocumentTerms(vocabulary, columns["kw_term_offsets"], columns["kw_term_numbers"])
@@ -187,6 +192,7 @@ class KeywordIndex:
                 postings = self._postings.get(term)
                 if postings is None:
                     postings = self._postings[term] = _Postings()
+                    self._vocabulary.append(term)
                 postings.add(doc, tf)
             self._lengths.append(len(tokens))
             self._total_length += len(tokens)
@@ -217,6 +223,11 @@ class KeywordView:
         self._avgdl = total_length / size if size else 0.0
         self.terms = index.terms  # indexes below ``size`` only are read
         self._average_idf: float | None = None
+        self._known = len(index._vocabulary)
+
+    def columns(self) -> tuple[list[str], dict[str, np.ndarray]]:
+        """This view's documents as :meth:`KeywordIndex.columns` gives them (while others append)."""
+        return self._index.columns(self.size, self._known)
 
     def _df(self, term: str) -> int:
         postings = self._index._postings.get(term)
@@ -230,8 +241,9 @@ class KeywordView:
     def _average(self) -> float:
         """BM25Okapi's average idf over the vocabulary (its floor for negative idfs)."""
         if self._average_idf is None:
-            df = np.fromiter((p.count_below(self.size) for p in self._index._postings.values()), dtype=np.float64,
-                             count=len(self._index._postings))
+            postings = self._index._postings
+            terms = self._index._vocabulary[: self._known]
+            df = np.fromiter((postings[t].count_below(self.size) for t in terms), dtype=np.float64, count=len(terms))
             df = df[df > 0]
             self._average_idf = (
                 float(np.mean(np.log(self.size - df + 0.5) - np.log(df + 0.5))) if df.size else 0.0

@@ -16,7 +16,9 @@ namespace, the embedder (name and dimension), the size, and a CRC-32 over the co
 a temporary file and renamed into place, so a reader sees a whole file or the previous one; a torn,
 stale or foreign file is ignored (and replaced by the next save). Erasing a memory or a namespace
 deletes the namespace's files before the erasure commits; a save that began before an erasure is
-dropped (:meth:`SnapshotFiles.generation`)."""
+dropped (:meth:`SnapshotFiles.generation`). Saves run in the background (``corpus.CorpusCache``) and
+write without the lock, which guards only the generation check and the rename: a recall that loads
+or an erasure never waits for a save's writing."""
 
 from __future__ import annotations
 
@@ -113,25 +115,33 @@ class SnapshotFiles:
         head = MAGIC + len(header).to_bytes(8, "little") + header
         head += b"\0" * (-len(head) % _ALIGN)
         name = self._name(namespace, include_cold)
-        with self._lock:
-            if self._all + self._generations.get(namespace, 0) != generation:
-                return False
-            self.directory.mkdir(parents=True, exist_ok=True)
-            temporary = self.directory / f".{name}.{os.getpid()}.{threading.get_ident()}.tmp"
-            try:
-                with open(temporary, "wb") as f:
-                    f.write(head)
-                    for blob in blobs:
-                        f.write(blob)
-                    f.flush()
-                    os.fsync(f.fileno())
+        if self.generation(namespace) != generation:
+            return False
+        self.directory.mkdir(parents=True, exist_ok=True)
+        temporary = self.directory / f".{name}.{os.getpid()}.{threading.get_ident()}.tmp"
+        try:
+            # written and synced without the lock (seconds at 100k memories): an erasure meanwhile
+            # deletes the temporary file or changes the generation, and the rename below is refused
+            self._write(temporary, [head, *blobs])
+            with self._lock:
+                if self._all + self._generations.get(namespace, 0) != generation:
+                    temporary.unlink(missing_ok=True)
+                    return False
                 os.replace(temporary, self.directory / name)
-            except OSError as exc:  # a cache: a full disk costs the next cold start, not this recall
-                log.warning("recall snapshot not saved: %s", exc)
-                with contextlib.suppress(OSError):
-                    temporary.unlink()
-                return False
+        except OSError as exc:  # a cache: a full disk costs the next cold start, not this recall
+            log.warning("recall snapshot not saved: %s", exc)
+            with contextlib.suppress(OSError):
+                temporary.unlink()
+            return False
         return True
+
+    @staticmethod
+    def _write(path: Path, blobs: list[bytes | memoryview]) -> None:
+        with open(path, "wb") as f:
+            for blob in blobs:
+                f.write(blob)
+            f.flush()
+            os.fsync(f.fileno())
 
     # -- read -------------------------------------------------------------------------------------
     def load(
