@@ -76,6 +76,11 @@ class RecallConfig(BaseModel):
     #: this many memories on disk (``<path>/recall-snapshots``), so the next process loads it instead of
     #: rebuilding it (about 10 s per 100k memories); smaller namespaces build in milliseconds.
     snapshot_file_min_memories: int = Field(default=2000, ge=0)
+    #: While a namespace's vector collection is not loaded in this process (the embedded Chroma loads a
+    #: collection's HNSW index on its first query: seconds at 100k memories), the vector channel is an
+    #: exact scan of the snapshot's vectors and the collection loads in the background after the
+    #: recall. Off: the first recall queries the index and waits for it to load.
+    scan_until_index_loaded: bool = True
     channel_weights: dict[str, float] = Field(
         default_factory=lambda: {
             "vector": 1.0,

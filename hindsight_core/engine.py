@@ -137,7 +137,8 @@ class Hindsight:
         if vector_index is None:
             from hindsight_core.vectors.chroma import ChromaVectorIndex
 
-            vector_index = ChromaVectorIndex(self.path / "chroma", url=chroma_url)
+            # opened on first use, collections loaded in the background (vectors/chroma.py)
+            vector_index = ChromaVectorIndex(self.path / "chroma", url=chroma_url, lazy=True)
         if activation_index is None:
             if redis_url or redis_client is not None:
                 from hindsight_core.activation.redis import RedisActivationIndex

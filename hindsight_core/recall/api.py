@@ -117,10 +117,14 @@ class RecallService:
                     f"config.recall.max_subtree_namespaces={cfg.max_subtree_namespaces}: recall a narrower "
                     "root, or raise the limit"
                 )
-        return self._pipeline().run(
-            text, namespaces, session_id=session, k=k_, budget_tokens=budget, layers=searched, now=when,
-            include_cold=include_cold, explain=explain, track=track, root=namespace, as_of=at,
-        )
+        pipeline = self._pipeline()
+        try:
+            return pipeline.run(
+                text, namespaces, session_id=session, k=k_, budget_tokens=budget, layers=searched, now=when,
+                include_cold=include_cold, explain=explain, track=track, root=namespace, as_of=at,
+            )
+        finally:
+            pipeline.load_indexes()
 
     def warm_up(self) -> None:
         """Build the pipeline and load what its first run would (see ``Hindsight.warm_up``)."""

@@ -173,10 +173,23 @@ def activation_from_store(inp: ChannelInput, store: RelationalStore, rates: dict
 
 
 def vector_from_snapshot(inp: ChannelInput, similarity: Similarity) -> Ranked:
-    """The vector channel while its index is unreachable: an exact scan of the snapshot's vectors, which
-    is what the index approximates (a pass over the namespace, as on an ``as_of`` recall; recall-time
-    updates, when on, also scan it)."""
-    return _top(inp, list(range(inp.corpus.size)), similarity.everything())
+    """The vector channel as an exact scan of the snapshot's vectors, which is what the index
+    approximates: while its index is unreachable or not loaded yet, and on an ``as_of`` recall. A
+    partial sort picks the best rows, widened until enough pass the layer filter; ties keep snapshot
+    order, as a stable sort of every score would."""
+    scores = similarity.everything()
+    size, width = len(scores), inp.n
+    while True:
+        if width < size:
+            cut = scores[np.argpartition(-scores, width - 1)[width - 1]]
+            prefix = np.flatnonzero(scores >= cut)
+        else:
+            prefix = np.arange(size)
+        ordered = prefix[np.argsort(-scores[prefix], kind="stable")].tolist()
+        out = [(inp.corpus.memories.id_at(i), float(scores[i])) for i in ordered if inp.allowed(i)][: inp.n]
+        if len(out) >= inp.n or width >= size:
+            return out
+        width *= 4
 
 
 def activation_from_snapshot(inp: ChannelInput, rates: dict[Layer, float]) -> Ranked:

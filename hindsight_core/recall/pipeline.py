@@ -62,7 +62,7 @@ from hindsight_core.recall.types import Conflict, QueryAnalysis, RecallHit, Reca
 from hindsight_core.store.sql import RelationalStore
 from hindsight_core.text.tokens import TokenCounter, truncate_to_tokens
 from hindsight_core.types import Layer, Memory, Status
-from hindsight_core.vectors.base import VectorIndex
+from hindsight_core.vectors.base import LoadsInBackground, VectorIndex
 from hindsight_core.write.outbox import ACTIVATION, VECTOR, OutboxApplier, unreachable
 
 log = logging.getLogger("hindsight.recall")
@@ -151,6 +151,9 @@ class RecallPipeline:
         #: Indexes currently failing for recall: warned once per outage, not once per recall.
         self._outage: set[str] = set()
         self._outage_lock = threading.Lock()
+        #: Vector collections recalls scanned around, to load after the recall (with a query vector).
+        self._to_load: dict[tuple[str, str], np.ndarray] = {}
+        self._loads_lock = threading.Lock()
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)
@@ -303,10 +306,7 @@ class RecallPipeline:
         heat = ch.activation_from_snapshot(inp, rates) if past else self._activation_channel(inp, rates, degraded)
         # every per-memory number below is computed for candidates only, from their snapshot rows
         similarity = ch.Similarity(corpus.vectors, query_vector)
-        if past:
-            vector = ch.vector_from_snapshot(inp, similarity)
-        else:
-            vector = self._vector_channel(inp, query_vector, similarity, degraded)
+        vector = self._vector_channel(inp, query_vector, similarity, degraded, past)
         english, chinese = self.background()
         if not shared:
             first = LanguageBaselines(query_vector, english, chinese)
@@ -495,9 +495,41 @@ class RecallPipeline:
         self._answered(ACTIVATION)
         return ranked
 
+    def _scans_vectors(self, inp: ch.ChannelInput, query_vector: np.ndarray, past: bool) -> bool:
+        """Whether the vector channel scans the snapshot's vectors rather than querying the index: for a
+        point-in-time recall (the index holds today's memories), and while the namespace's collections
+        are not loaded in this process (the first query would wait seconds for the index to load; it
+        loads in the background after this recall, see :meth:`load_indexes`). The one place that
+        choice is made."""
+        if past:
+            return True
+        index = self.vectors
+        if not self.config.recall.scan_until_index_loaded or not isinstance(index, LoadsInBackground):
+            return False
+        unloaded = [layer.value for layer in inp.layers
+                    if layer in inp.corpus.layers and not index.loaded(inp.namespace, layer.value)]
+        if not unloaded:
+            return False
+        with self._loads_lock:
+            for layer in unloaded:
+                self._to_load.setdefault((inp.namespace, layer), query_vector)
+        return True
+
+    def load_indexes(self) -> None:
+        """Load, in the background, the vector collections recalls scanned around (called after a
+        recall, so loading does not compete with it)."""
+        with self._loads_lock:
+            wanted, self._to_load = self._to_load, {}
+        if wanted and isinstance(self.vectors, LoadsInBackground):
+            for (namespace, layer), vector in wanted.items():
+                self.vectors.load(namespace, [layer], vector)
+
     def _vector_channel(
-        self, inp: ch.ChannelInput, query_vector: np.ndarray, similarity: ch.Similarity, degraded: list[str]
+        self, inp: ch.ChannelInput, query_vector: np.ndarray, similarity: ch.Similarity, degraded: list[str],
+        past: bool,
     ) -> ch.Ranked:
+        if self._scans_vectors(inp, query_vector, past):
+            return ch.vector_from_snapshot(inp, similarity)
         try:
             ranked = ch.vector_channel(inp, self.vectors, query_vector)
         except Exception as exc:

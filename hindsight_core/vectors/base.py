@@ -39,3 +39,17 @@ class VectorIndex(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class LoadsInBackground(Protocol):
+    """A vector index whose first query of a collection also loads it (Chroma's HNSW graph, seconds at
+    100k memories): recall scans its snapshot until :meth:`loaded`, and asks for :meth:`load`."""
+
+    def loaded(self, namespace: str, layer: str) -> bool: ...
+
+    def load(self, namespace: str, layers: Sequence[str], vector: np.ndarray) -> None:
+        """Load these collections in the background, querying each with ``vector``."""
+        ...
+
+    def wait_loaded(self) -> None: ...

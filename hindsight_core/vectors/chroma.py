@@ -1,11 +1,18 @@
 """Chroma vector index: ``PersistentClient`` in the data directory, or ``HttpClient`` for a server.
 
 Telemetry is switched off (``anonymized_telemetry=False``) and no embedding function is configured,
-so Chroma never downloads its default ONNX model: vectors always come from our embedder."""
+so Chroma never downloads its default ONNX model: vectors always come from our embedder.
+
+Opening costs: importing and opening Chroma, then, per collection, its first query loading the HNSW
+index from disk (most of a new process's first recall at 100k memories). The engine's embedded index
+is therefore opened lazily (``lazy=True``): the client opens on first use, and :meth:`loaded` tells
+recall whether a collection was queried yet; until it was, recall scans its snapshot's vectors instead
+(exact, and memory-mapped) and asks :meth:`load` to load the collection in the background."""
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -18,6 +25,8 @@ import numpy as np
 
 from hindsight_core.errors import BackendUnavailableError
 from hindsight_core.vectors.base import VectorHit
+
+log = logging.getLogger(__name__)
 
 #: Chroma errors about the request itself (its ids, its arguments): the index works, this call is wrong.
 _REQUEST_ERRORS = (
@@ -40,7 +49,7 @@ def _backend(what: str) -> Iterator[None]:
         raise BackendUnavailableError(f"vector index: {what} failed: {type(exc).__name__}: {exc}") from exc
 
 
-def _client(path: str | Path | None, url: str | None) -> Any:
+def _open_client(path: str | Path | None, url: str | None) -> Any:
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
     import chromadb
     from chromadb.config import Settings
@@ -94,16 +103,76 @@ class ChromaVectorIndex:
         url: str | None = None,
         client: Any = None,
         collection_prefix: str = "hindsight",
+        lazy: bool = False,
     ) -> None:
-        self._client = client if client is not None else _client(path, url)
+        if client is None and url is None and path is None:
+            raise ValueError("ChromaVectorIndex needs a path (embedded) or a url (server)")
+        self._lazy = lazy and client is None and url is None
+        self._path = path
+        self._opened: Any = client if client is not None or self._lazy else _open_client(path, url)
+        self._opening = threading.Lock()
+        #: Collections queried by this process (their HNSW index is in memory); with ``lazy`` only.
+        self._queried: set[tuple[str, str]] = set()
+        #: Collections to load in the background, with a vector to query them with, and the loader.
+        self._to_load: dict[tuple[str, str], np.ndarray] = {}
+        self._loader: threading.Thread | None = None
+        self._loads = threading.Condition()
+        self._closing = False
         self._prefix = collection_prefix
         #: (namespace, layer) -> collection, for the ones that exist; absent means "not created yet".
         self._collections: dict[tuple[str, str], Any] = {}
         self._migrated: set[str] = set()
         self._lock = threading.RLock()
 
+    @property
+    def _client(self) -> Any:
+        if self._opened is None:
+            with self._opening:
+                if self._opened is None:
+                    self._opened = _open_client(self._path, None)
+        return self._opened
+
     def _name(self, namespace: str, layer: str) -> str:
         return collection_name(self._prefix, namespace, layer)
+
+    # -- loading in the background (``lazy``) -------------------------------------------------------
+    def loaded(self, namespace: str, layer: str) -> bool:
+        """Whether a query of the collection costs a query (and not also loading its index)."""
+        return not self._lazy or (namespace, layer) in self._queried
+
+    def load(self, namespace: str, layers: Sequence[str], vector: np.ndarray) -> None:
+        """Load the collections of ``layers`` in a background thread (one query each); a process that
+        closes first stops after the collection it is loading."""
+        with self._loads:
+            if self._closing:
+                return
+            for layer in layers:
+                if not self.loaded(namespace, layer):
+                    self._to_load.setdefault((namespace, layer), vector)
+            if self._to_load and self._loader is None:
+                self._loader = threading.Thread(target=self._load_queued, name="hindsight-vectors-load", daemon=True)
+                self._loader.start()
+
+    def _load_queued(self) -> None:
+        while True:
+            with self._loads:
+                if not self._to_load or self._closing:
+                    self._to_load.clear()
+                    self._loader = None
+                    self._loads.notify_all()
+                    return
+                key = next(iter(self._to_load))
+                vector = self._to_load.pop(key)
+            try:
+                self.query(*key, vector, 1)
+            except Exception as exc:  # recall queries it again, and reports an outage then
+                log.debug("loading the vector index of %r failed: %s", key, exc)
+
+    def wait_loaded(self) -> None:
+        """Return once the collections asked for by :meth:`load` are loaded (or failed to)."""
+        with self._loads:
+            while self._loader is not None:
+                self._loads.wait()
 
     def _collection(self, namespace: str, layer: str, *, create: bool) -> Any:
         """The namespace's collection of ``layer``; ``None`` when it does not exist and ``create`` is off
@@ -249,6 +318,8 @@ class ChromaVectorIndex:
                 where=where,
                 include=["distances"],
             ))
+        if self._lazy:
+            self._queried.add((namespace, layer))
         if result is None:
             return []
         ids = result["ids"][0] if result["ids"] else []
@@ -281,9 +352,15 @@ class ChromaVectorIndex:
                 del self._collections[key]
 
     def close(self) -> None:
+        with self._loads:
+            self._closing = True
+            self._to_load.clear()
+        self.wait_loaded()
         with self._lock:
             self._collections.clear()
-        closer = getattr(self._client, "close", None)
+        if self._opened is None:
+            return
+        closer = getattr(self._opened, "close", None)
         if callable(closer):
             closer()
 

@@ -16,6 +16,7 @@ import pytest
 from hindsight_core import Hindsight, HindsightConfig
 from hindsight_core.recall.corpus import Corpus, CorpusCache, VectorsFor
 from hindsight_core.recall.keyword import tokenize
+from hindsight_core.recall.snapshot_file import SnapshotFiles
 from hindsight_core.vectors.chroma import ChromaVectorIndex
 
 NS = "user:files"
@@ -247,3 +248,56 @@ def test_reembed_drops_the_snapshots_it_makes_stale(saved, embedder, builds) -> 
         assert _answers(hs) == answers  # the same model: the same vectors, from a rebuilt snapshot
         assert builds == [NS]
     assert len(_files(path)) == 1
+
+
+def test_a_save_that_began_before_an_erasure_loses(tmp_path: Path, embedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Saves write in the background without the files' lock: an erasure of the namespace while a save
+    is writing must leave no file behind (the save checks the generation before its rename)."""
+    path = tmp_path / "data"
+    with Hindsight(path, embedder=embedder, config=_config()) as hs:
+        hs.record_many(_turns(40), namespace=NS)
+        files = hs._recall.snapshot_files
+        assert files is not None
+        write = SnapshotFiles._write
+
+        def erased_while_writing(target: Path, blobs: list[bytes | memoryview]) -> None:
+            write(target, blobs)
+            files.remove(NS)  # what forgetting does before its erasure commits
+
+        monkeypatch.setattr(SnapshotFiles, "_write", staticmethod(erased_while_writing))
+        assert hs.recall("Biscuit", NS, track=False).hits  # builds the snapshot and queues its save
+        hs._recall._pipeline().corpora.wait_for_saves()
+        assert _files(path) == []
+        monkeypatch.undo()
+        hs.record("Biscuit's vet appointment is on Friday.", NS)
+        assert hs.recall("Biscuit", NS, track=False).hits
+    assert _files(path) == [], "a snapshot read before the erasure is not saved at close either"
+
+
+def test_the_first_recall_of_a_process_scans_and_the_index_loads_after_it(saved, embedder) -> None:
+    """Cold start: until this process loaded the namespace's vector collection, recall scans the
+    snapshot's vectors; the collection then loads in the background. A write reaches the index before
+    ``record`` returns all the same."""
+    path, answers = saved
+    with Hindsight(path, embedder=embedder, config=_config()) as hs:
+        assert not hs.vectors.loaded(NS, "episodic")  # type: ignore[attr-defined]
+        scanned = _answers(hs)
+        assert scanned == answers
+        hs.vectors.wait_loaded()  # type: ignore[attr-defined]
+        assert hs.vectors.loaded(NS, "episodic")  # type: ignore[attr-defined]
+        indexed = _answers(hs)
+        assert [[mid for mid, _ in a] for a in indexed] == [[mid for mid, _ in a] for a in scanned]
+    with Hindsight(path, embedder=embedder, config=_config()) as hs:
+        memory = hs.record("Biscuit's vet appointment is on Friday.", NS)
+        assert memory.id in hs.vectors.ids(NS, "episodic")
+        assert any("vet" in h.memory.content for h in hs.recall("When is the vet?", NS, k=3, track=False).hits)
+
+
+def test_without_the_scan_the_first_recall_queries_the_index(saved, embedder) -> None:
+    path, answers = saved
+    config = _config()
+    config.recall.scan_until_index_loaded = False
+    with Hindsight(path, embedder=embedder, config=config) as hs:
+        answered = _answers(hs)
+        assert hs.vectors.loaded(NS, "episodic")  # type: ignore[attr-defined]
+        assert [[mid for mid, _ in a] for a in answered] == [[mid for mid, _ in a] for a in answers]
