@@ -7,9 +7,11 @@ machine load; the summary is the median per checkout.
         --code /path/to/main --code . [--rounds 3]
 
 ``--data`` is a directory ``scale.py --sizes 100000 --workdir /tmp/coldstart-scale`` loaded (namespace
-``user:bench``). Each checkout runs with itself on ``PYTHONPATH``; a checkout that keeps recall
-snapshots on disk (``recall/snapshot_file.py``) builds and saves on its first run, so run one round
-more than you report, or look at the later rounds."""
+``user:bench``). Each checkout runs in a child started in that checkout, with only it on the import
+path (``python -c`` would put the caller's working directory first, and so run the caller's code for
+every checkout); the child reports where it imported the engine from, and a mismatch stops the run.
+A checkout that keeps recall snapshots on disk (``recall/snapshot_file.py``) builds and saves on its
+first run, so run one round more than you report, or look at the later rounds."""
 
 from __future__ import annotations
 
@@ -25,7 +27,9 @@ import resource, sys, time
 t0 = time.perf_counter()
 sys.path.insert(0, sys.argv[1] + "/benchmarks")
 from scale import HashEmbedder
+import hindsight_core
 from hindsight_core import Hindsight
+print("engine:", hindsight_core.__file__, file=sys.stderr)
 t1 = time.perf_counter()
 hs = Hindsight(sys.argv[2], embedder=HashEmbedder())
 t2 = time.perf_counter()
@@ -50,15 +54,21 @@ def main() -> None:
     runs: dict[str, list[list[float]]] = {code: [] for code in args.code}
     for _ in range(args.rounds):
         for code in args.code:
-            env = dict(os.environ, PYTHONPATH=os.path.abspath(code))
+            tree = os.path.abspath(code)
+            env = dict(os.environ, PYTHONPATH=tree)
             t = time.perf_counter()
-            out = subprocess.run(
-                [sys.executable, "-c", CHILD, os.path.abspath(code), args.data],
+            child = subprocess.run(
+                [sys.executable, "-c", CHILD, tree, os.path.abspath(args.data)],
                 env=env,
+                cwd=tree,
                 capture_output=True,
                 text=True,
                 check=True,
-            ).stdout.split()
+            )
+            imported = next(line for line in child.stderr.splitlines() if line.startswith("engine: "))[8:]
+            if not os.path.abspath(imported).startswith(tree + os.sep):
+                raise SystemExit(f"the child for {tree} imported the engine from {imported}")
+            out = child.stdout.split()
             runs[code].append([time.perf_counter() - t, *(float(x) for x in out)])
             print(code, " ".join(f"{x:.2f}" for x in runs[code][-1]), file=sys.stderr, flush=True)
     print("| checkout | " + " | ".join(COLUMNS) + " |")
