@@ -5,9 +5,10 @@ rebuilding after every write made a recall right after a write cost seconds at 1
 snapshot now follows the change log (``hindsight_core/store/changes.py``): one index seek tells whether
 the namespace changed, and new memories, the common case (a chat turn), are appended to the snapshot in
 place of a rebuild. A memory that changed in what the snapshot holds, left it, or was deleted still
-leads to a rebuild (rare: consolidation, sweep, forget). Appending makes a new ``Corpus`` that shares the
-append-only parts (vector rows, keyword postings) with the old one, so a recall still running on the old
-snapshot sees exactly the namespace it started with. Reinforcement does not count as a change: it
+leads to a rebuild (rare: consolidation, sweep, forget). Appending makes a new ``Corpus`` that shares
+its storage with the old one (``growing.py``: everything is appended to, and each snapshot holds views
+bounded by its own row count), so it costs the new rows, and a recall still running on the old snapshot
+sees exactly the namespace it started with. Reinforcement does not count as a change: it
 touches activation only, which recall reads fresh for its candidates.
 
 Building is still linear Python work (about 10 s at 100k memories), so large snapshots are also kept on
