@@ -127,8 +127,13 @@ class ChromaVectorIndex:
     @property
     def _client(self) -> Any:
         if self._opened is None:
+            os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+            import chromadb  # noqa: F401  (most of the opening's cost, and outside the lock: see close)
+
             with self._opening:
                 if self._opened is None:
+                    if self._closing:
+                        raise BackendUnavailableError("vector index: closed")
                     self._opened = _open_client(self._path, None)
         return self._opened
 
@@ -164,6 +169,9 @@ class ChromaVectorIndex:
                 key = next(iter(self._to_load))
                 vector = self._to_load.pop(key)
             try:
+                self._client  # noqa: B018  (opened first: a close meanwhile stops the loader here)
+                if self._closing:
+                    continue
                 self.query(*key, vector, 1)
             except Exception as exc:  # recall queries it again, and reports an outage then
                 log.debug("loading the vector index of %r failed: %s", key, exc)
@@ -352,10 +360,16 @@ class ChromaVectorIndex:
                 del self._collections[key]
 
     def close(self) -> None:
+        """Close the client. A background load still importing Chroma is not waited for (it stops
+        before opening the client, so a one-shot process does not pay for loading an index it will
+        not query); one querying an open client is."""
         with self._loads:
             self._closing = True
             self._to_load.clear()
-        self.wait_loaded()
+        with self._opening:  # an open in progress finishes; none starts after this
+            opened = self._opened is not None
+        if opened:
+            self.wait_loaded()
         with self._lock:
             self._collections.clear()
         if self._opened is None:
