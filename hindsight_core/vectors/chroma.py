@@ -109,6 +109,8 @@ class ChromaVectorIndex:
             raise ValueError("ChromaVectorIndex needs a path (embedded) or a url (server)")
         self._lazy = lazy and client is None and url is None
         self._path = path
+        if self._lazy:  # the data directory's layout is there from the start, as with an opened client
+            Path(str(path)).mkdir(parents=True, exist_ok=True)
         self._opened: Any = client if client is not None or self._lazy else _open_client(path, url)
         self._opening = threading.Lock()
         #: Collections queried by this process (their HNSW index is in memory); with ``lazy`` only.
