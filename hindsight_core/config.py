@@ -76,6 +76,12 @@ class RecallConfig(BaseModel):
     #: this many memories on disk (``<path>/recall-snapshots``), so the next process loads it instead of
     #: rebuilding it (about 10 s per 100k memories); smaller namespaces build in milliseconds.
     snapshot_file_min_memories: int = Field(default=2000, ge=0)
+    #: The vector channel of a namespace with at most this many memories is an exact scan of the recall
+    #: snapshot's vectors (one matrix-vector product) instead of an index query: below about 10-20k
+    #: memories the product is the faster, and it ranks exactly what the index approximates. Such a
+    #: recall does not read the vector index, so an index outage does not degrade it. 0: every namespace
+    #: queries the index (a point-in-time recall, ``as_of``, always scans).
+    exact_vector_max_memories: int = Field(default=10_000, ge=0)
     #: While a namespace's vector collection is not loaded in this process (the embedded Chroma loads a
     #: collection's HNSW index on its first query: seconds at 100k memories), the vector channel is an
     #: exact scan of the snapshot's vectors and the collection loads in the background after the

@@ -13,6 +13,7 @@ import pytest
 
 import hindsight_core.engine as engine_module
 from hindsight_core import Hindsight, InvalidInputError
+from hindsight_core.config import HindsightConfig, RecallConfig
 from hindsight_core.embeddings.e5 import E5Embedder
 
 REDIS_URL = os.environ.get("HINDSIGHT_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
@@ -44,6 +45,14 @@ def clock() -> FixedClock:
 def embedder() -> E5Embedder:
     """One model instance for the whole run (loading is cheap, but threads are not)."""
     return E5Embedder()
+
+
+@pytest.fixture
+def index_recall() -> HindsightConfig:
+    """A configuration whose recalls query the vector index whatever the namespace's size: a test of the
+    index path (an outage flagged ``degraded``) says so, since a small namespace's vector channel
+    otherwise scans the snapshot and never reads the index (``recall.exact_vector_max_memories``)."""
+    return HindsightConfig(recall=RecallConfig(exact_vector_max_memories=0))
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@ best first; they differ in what "relevant" means (meaning, words, time, names, h
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -47,6 +47,35 @@ class Similarity:
 
     def everything(self) -> np.ndarray:
         return self._vectors @ self._query
+
+
+def best_first(scores: np.ndarray, n: int, allowed: Callable[[int], bool]) -> list[int]:
+    """The positions of the ``n`` best ``scores`` that ``allowed`` accepts, best first, ties in position
+    order (the order a stable sort of every score gives). A partial sort picks a prefix of the best
+    rows, and ``allowed`` runs on that prefix only; when it rejects too many (a layer filter on a
+    namespace mostly of another layer), the prefix widens fourfold, so the cost stays that of numpy
+    passes over the scores, not of a Python loop over the namespace."""
+    size = len(scores)
+    width = n
+    while n > 0:
+        if width < size:
+            # every row scoring at least the width-th best: ties at the cut are all in, so the order
+            # below is the full stable sort's
+            cut = scores[np.argpartition(-scores, width - 1)[width - 1]]
+            prefix = np.flatnonzero(scores >= cut)
+        else:
+            prefix = np.arange(size)
+        ordered = prefix[np.argsort(-scores[prefix], kind="stable")]
+        out: list[int] = []
+        for i in ordered.tolist():
+            if allowed(i):
+                out.append(i)
+                if len(out) >= n:
+                    return out
+        if width >= size:
+            return out
+        width *= 4
+    return []
 
 
 def _top(inp: ChannelInput, indexes: Sequence[int], scores: np.ndarray | Sequence[float]) -> Ranked:
@@ -174,22 +203,13 @@ def activation_from_store(inp: ChannelInput, store: RelationalStore, rates: dict
 
 def vector_from_snapshot(inp: ChannelInput, similarity: Similarity) -> Ranked:
     """The vector channel as an exact scan of the snapshot's vectors, which is what the index
-    approximates: while its index is unreachable or not loaded yet, and on an ``as_of`` recall. A
-    partial sort picks the best rows, widened until enough pass the layer filter; ties keep snapshot
-    order, as a stable sort of every score would."""
+    approximates: one matrix-vector product and a partial sort. It serves a namespace small enough that
+    the product costs less than an index query (``exact_vector_max_memories``), a point-in-time recall
+    (``as_of``: the index holds today's memories) and an index outage. The snapshot holds the
+    namespace's active memories, and its cold ones when they are asked for: the rows the index path
+    ranks (cold memories are scored from their stored vectors there too)."""
     scores = similarity.everything()
-    size, width = len(scores), inp.n
-    while True:
-        if width < size:
-            cut = scores[np.argpartition(-scores, width - 1)[width - 1]]
-            prefix = np.flatnonzero(scores >= cut)
-        else:
-            prefix = np.arange(size)
-        ordered = prefix[np.argsort(-scores[prefix], kind="stable")].tolist()
-        out = [(inp.corpus.memories.id_at(i), float(scores[i])) for i in ordered if inp.allowed(i)][: inp.n]
-        if len(out) >= inp.n or width >= size:
-            return out
-        width *= 4
+    return [(inp.corpus.memories.id_at(i), float(scores[i])) for i in best_first(scores, inp.n, inp.allowed)]
 
 
 def activation_from_snapshot(inp: ChannelInput, rates: dict[Layer, float]) -> Ranked:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hindsight_core.recall.floor import Baseline
 from hindsight_core.recall.types import RecallHit
 from hindsight_core.text.normalize import normalize
 from hindsight_core.types import AGENT_ROLES, Layer
@@ -50,11 +51,18 @@ def weighted_overlap(a: frozenset[str], b: frozenset[str], idf: Callable[[str], 
     return sum(idf(t) for t in a & b) / total if total > 0 else 0.0
 
 
+#: How far a pair's cosine from the one matrix product over the hits may sit below the cosine the
+#: decision computes from the two vectors (the same float32 numbers summed in another order): a pair
+#: is skipped only when its cosine is farther than this below what either bar asks, so skipping it
+#: changes no decision.
+ROUNDING = 1e-4
+
+
 def collapse(
     hits: Sequence[RecallHit],
     *,
     vector: Callable[[str], np.ndarray | None],
-    pair_z: Callable[[np.ndarray, np.ndarray, str], float],
+    spread: Callable[[np.ndarray, str], Baseline],
     terms: Callable[[str], frozenset[str] | None],
     idf: Callable[[str], float],
     adjacent: Callable[[str, str], bool],
@@ -62,28 +70,20 @@ def collapse(
 ) -> list[RecallHit]:
     """``hits`` best first; returns one hit per group, best first. ``vector`` / ``terms`` give a
     memory's vector and keyword terms (``None`` when unknown: only provenance and text then apply),
-    ``pair_z(u, v, text_of_u)`` the background z of their cosine, ``adjacent`` whether two memories are
-    neighbouring turns of one session."""
-    # every pair of hits may be compared: what is read of one memory or term is computed once
-    normalized = {h.memory.id: normalize(h.memory.content) for h in hits}
-    weights: dict[str, float] = {}
-
-    def idf_once(term: str) -> float:
-        weight = weights.get(term)
-        if weight is None:
-            weight = weights[term] = idf(term)
-        return weight
-
-    groups: list[list[RecallHit]] = []
-    for hit in hits:
-        for group in groups:
-            if any(_same(hit, other, normalized, vector, pair_z, terms, idf_once, adjacent, same) for other in group):
-                group.append(hit)
+    ``spread(u, text_of_u)`` the cosines of ``u`` to the background of its text's language (a pair's z
+    is measured against it), ``adjacent`` whether two memories are neighbouring turns of one session."""
+    pairs = _Pairs(hits, vector, spread, terms, idf, same)
+    groups: list[list[int]] = []
+    for i in range(len(hits)):
+        for members in groups:
+            if any(pairs.same(i, j, adjacent) for j in members):
+                members.append(i)
                 break
         else:
-            groups.append([hit])
+            groups.append([i])
     out: list[RecallHit] = []
-    for group in groups:
+    for members in groups:
+        group = [hits[i] for i in members]
         head = next((h for h in group if h.memory.layer != Layer.EPISODIC),
                     next((h for h in group if not _is_agent(h.memory.role)), group[0]))
         if head is not group[0]:
@@ -95,29 +95,75 @@ def collapse(
     return out
 
 
-def _same(
-    a: RecallHit, b: RecallHit, normalized: dict[str, str], vector: Callable[[str], np.ndarray | None],
-    pair_z: Callable[[np.ndarray, np.ndarray, str], float], terms: Callable[[str], frozenset[str] | None],
-    idf: Callable[[str], float], adjacent: Callable[[str, str], bool], same: Sameness,
-) -> bool:
-    ma, mb = a.memory, b.memory
-    if mb.id in ma.source_ids or ma.id in mb.source_ids:
-        return True
-    if normalized[ma.id] == normalized[mb.id]:
-        return True
-    if same.echo_z is None and same.duplicate_z is None:
-        return False
-    va, vb = vector(ma.id), vector(mb.id)
-    if va is None or vb is None:
-        return False
-    z = min(pair_z(va, vb, ma.content), pair_z(vb, va, mb.content))
-    echo = _is_agent(ma.role) != _is_agent(mb.role)
-    if same.echo_z is not None and z >= same.echo_z and echo and adjacent(ma.id, mb.id):
-        return True
-    if same.duplicate_z is None or z < same.duplicate_z:
-        return False
-    ta, tb = terms(ma.id), terms(mb.id)
-    return ta is not None and tb is not None and weighted_overlap(ta, tb, idf) >= same.overlap
+class _Pairs:
+    """What the comparison of two hits reads, looked up once per hit (vector, background spread, role,
+    normalised text) since every pair may be compared, and the pairs whose cosine (one product over
+    the hits) reaches the lower bar: the others cannot be the same by meaning, and skip the z-scores
+    and the term overlap."""
+
+    def __init__(
+        self, hits: Sequence[RecallHit], vector: Callable[[str], np.ndarray | None],
+        spread: Callable[[np.ndarray, str], Baseline], terms: Callable[[str], frozenset[str] | None],
+        idf: Callable[[str], float], same: Sameness,
+    ) -> None:
+        self.hits = hits
+        self.normalized = [normalize(h.memory.content) for h in hits]
+        self.agent = [_is_agent(h.memory.role) for h in hits]
+        self.sameness = same
+        self._terms = terms
+        self._idf = idf
+        self._weights: dict[str, float] = {}
+        n = len(hits)
+        self.vectors: list[np.ndarray | None] = [None] * n
+        self.spreads: list[Baseline | None] = [None] * n
+        self.reachable = np.zeros((n, n), dtype=bool)
+        bars = [bar for bar in (same.echo_z, same.duplicate_z) if bar is not None]
+        if not bars:
+            return
+        for i, h in enumerate(hits):
+            v = vector(h.memory.id)
+            if v is not None:
+                self.vectors[i] = v
+                self.spreads[i] = spread(v, h.memory.content)
+        known = [i for i, v in enumerate(self.vectors) if v is not None]
+        if not known:
+            return
+        stacked = np.stack([v for v in self.vectors if v is not None])
+        cosines = stacked @ stacked.T
+        # z >= bar for both directions of a pair means cosine >= mean + bar * std of both hits' spreads
+        needed = np.asarray([_at_least(self.spreads[i], min(bars)) for i in known])
+        self.reachable[np.ix_(known, known)] = cosines >= np.maximum.outer(needed, needed) - ROUNDING
+
+    def idf(self, term: str) -> float:
+        weight = self._weights.get(term)
+        if weight is None:
+            weight = self._weights[term] = self._idf(term)
+        return weight
+
+    def same(self, a: int, b: int, adjacent: Callable[[str, str], bool]) -> bool:
+        ma, mb = self.hits[a].memory, self.hits[b].memory
+        if mb.id in ma.source_ids or ma.id in mb.source_ids:
+            return True
+        if self.normalized[a] == self.normalized[b]:
+            return True
+        if not self.reachable[a, b]:
+            return False
+        va, vb, sa, sb = self.vectors[a], self.vectors[b], self.spreads[a], self.spreads[b]
+        assert va is not None and vb is not None and sa is not None and sb is not None
+        z = min(float(sa.z(float(va @ vb))), float(sb.z(float(vb @ va))))
+        same = self.sameness
+        echo = self.agent[a] != self.agent[b]
+        if same.echo_z is not None and z >= same.echo_z and echo and adjacent(ma.id, mb.id):
+            return True
+        if same.duplicate_z is None or z < same.duplicate_z:
+            return False
+        ta, tb = self._terms(ma.id), self._terms(mb.id)
+        return ta is not None and tb is not None and weighted_overlap(ta, tb, self.idf) >= same.overlap
+
+
+def _at_least(spread: Baseline | None, bar: float) -> float:
+    assert spread is not None
+    return spread.mean + bar * spread.std
 
 
 def _is_agent(role: str | None) -> bool:

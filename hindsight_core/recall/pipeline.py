@@ -497,11 +497,13 @@ class RecallPipeline:
 
     def _scans_vectors(self, inp: ch.ChannelInput, query_vector: np.ndarray, past: bool) -> bool:
         """Whether the vector channel scans the snapshot's vectors rather than querying the index: for a
-        point-in-time recall (the index holds today's memories), and while the namespace's collections
-        are not loaded in this process (the first query would wait seconds for the index to load; it
-        loads in the background after this recall, see :meth:`load_indexes`). The one place that
-        choice is made."""
-        if past:
+        point-in-time recall (the index holds today's memories), for a namespace small enough that one
+        matrix-vector product costs less than an index query (docs/benchmarks.md, "Exact scan or
+        index"), and while the namespace's collections are not loaded in this process (the first query
+        would wait seconds for the index to load; it loads in the background after this recall, see
+        :meth:`load_indexes`). The one place that choice is made."""
+        limit = self.config.recall.exact_vector_max_memories
+        if past or 0 < inp.corpus.size <= limit:
             return True
         index = self.vectors
         if not self.config.recall.scan_until_index_loaded or not isinstance(index, LoadsInBackground):
@@ -567,7 +569,7 @@ class RecallPipeline:
         """One hit per fact (collapse.py), measured on the snapshot's vectors and keyword terms."""
         cfg = self.config.recall
 
-        vector, terms, pair_z = _snapshot_lookups(corpus, english, chinese)
+        vector, terms, spread = _snapshot_lookups(corpus, english, chinese)
 
         def adjacent(a: str, b: str) -> bool:
             i, j = corpus.position.get(a), corpus.position.get(b)
@@ -575,7 +577,7 @@ class RecallPipeline:
 
         same = Sameness(echo_z=cfg.collapse_echo_z, duplicate_z=cfg.collapse_duplicate_z,
                         overlap=cfg.collapse_overlap)
-        return collapse(scored, vector=vector, pair_z=pair_z, terms=terms, idf=corpus.keyword.smooth_idf,
+        return collapse(scored, vector=vector, spread=spread, terms=terms, idf=corpus.keyword.smooth_idf,
                         adjacent=adjacent, same=same)
 
     def _updates(
@@ -588,7 +590,11 @@ class RecallPipeline:
         if cfg.supersede_z is None or len(kept) == 0 or not asks_for_current_value(query):
             return []
 
-        vector, terms, pair_z = _snapshot_lookups(corpus, english, chinese)
+        vector, terms, spread = _snapshot_lookups(corpus, english, chinese)
+
+        def pair_z(u: np.ndarray, v: np.ndarray, text: str) -> float:
+            """How far the cosine of two memories stands above u's cosines to unrelated sentences."""
+            return float(spread(u, text).z(float(u @ v)))
 
         nearest_of: dict[tuple[str, bool], str | None] = {}
 
@@ -798,9 +804,10 @@ def _sparse_at(docs: np.ndarray, values: np.ndarray, rows: np.ndarray) -> np.nda
 def _snapshot_lookups(
     corpus: Corpus, english: np.ndarray, chinese: np.ndarray
 ) -> tuple[Callable[[str], np.ndarray | None], Callable[[str], frozenset[str] | None],
-           Callable[[np.ndarray, np.ndarray, str], float]]:
+           Callable[[np.ndarray, str], Baseline]]:
     """What collapse and recall-time updates read of a candidate: its vector and keyword terms in the
-    snapshot (``None`` for a memory outside it), and the pair z-score of two vectors."""
+    snapshot (``None`` for a memory outside it), and a vector's cosines to the background of its
+    text's language, computed once per vector (every pair of hits may be compared)."""
 
     def vector(mid: str) -> np.ndarray | None:
         i = corpus.position.get(mid)
@@ -810,16 +817,14 @@ def _snapshot_lookups(
         i = corpus.position.get(mid)
         return None if i is None else corpus.keyword.terms[i]
 
-    # pair_z: how far the cosine of two memories stands above u's cosines to unrelated sentences.
-    # Collapse compares every pair of hits, so each vector's background spread is computed once.
     spreads: dict[tuple[bytes, bool], Baseline] = {}
 
-    def pair_z(u: np.ndarray, v: np.ndarray, text: str) -> float:
+    def spread(u: np.ndarray, text: str) -> Baseline:
         cjk = is_cjk(text)
         key = (u.tobytes(), cjk)
-        spread = spreads.get(key)
-        if spread is None:
-            spread = spreads[key] = baseline(u, chinese if cjk else english)
-        return float(spread.z(float(u @ v)))
+        found = spreads.get(key)
+        if found is None:
+            found = spreads[key] = baseline(u, chinese if cjk else english)
+        return found
 
-    return vector, terms, pair_z
+    return vector, terms, spread

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from hindsight_core import Hindsight
+from hindsight_core.config import HindsightConfig, RecallConfig
 
 FACTS = [
     "I'm allergic to peanuts.", "I live in Lisbon.", "My name is Dana.", "I work as a nurse.",
@@ -31,7 +32,10 @@ def main() -> None:
     acknowledged: list[str] = []
     errors: list[str] = []
     recalls = 0
-    with Hindsight(path, background_consolidation=False) as hs:
+    # recall reads the Chroma server even in these small namespaces (which would otherwise scan the
+    # snapshot's vectors), so a server outage is met on the read path too
+    config = HindsightConfig(recall=RecallConfig(exact_vector_max_memories=0))
+    with Hindsight(path, background_consolidation=False, config=config) as hs:
         for i in range(n):
             try:
                 acknowledged.append(hs.record(event(i), namespace, session_id=f"s{i // 50}",

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from hindsight_core import Hindsight
+from hindsight_core.config import HindsightConfig
 from hindsight_core.errors import BackendUnavailableError
 
 from .conftest import ChromaServer
@@ -23,9 +24,11 @@ FACTS = [
 ]
 
 
-def test_engine_on_a_chroma_server(tmp_path: Path, chroma_server: ChromaServer, embedder: Any, clock: Any) -> None:
+def test_engine_on_a_chroma_server(
+    tmp_path: Path, chroma_server: ChromaServer, embedder: Any, clock: Any, index_recall: HindsightConfig
+) -> None:
     with Hindsight(tmp_path / "a", chroma_url=chroma_server.url, embedder=embedder, clock=clock,
-                   background_consolidation=False) as hs:
+                   background_consolidation=False, config=index_recall) as hs:
         ids = [hs.record(text, NS).id for text in FACTS]
         assert hs.vectors.ids(NS, "episodic") == set(ids)  # the vectors live on the server
         result = hs.recall("What am I allergic to?", NS)
@@ -37,10 +40,10 @@ def test_engine_on_a_chroma_server(tmp_path: Path, chroma_server: ChromaServer, 
 
 @pytest.mark.slow
 def test_chroma_server_killed_mid_run(
-    tmp_path: Path, chroma_server: ChromaServer, embedder: Any, clock: Any
+    tmp_path: Path, chroma_server: ChromaServer, embedder: Any, clock: Any, index_recall: HindsightConfig
 ) -> None:
     with Hindsight(tmp_path / "a", chroma_url=chroma_server.url, embedder=embedder, clock=clock,
-                   background_consolidation=False) as hs:
+                   background_consolidation=False, config=index_recall) as hs:
         before = [hs.record(text, NS).id for text in FACTS]
         chroma_server.kill()
         during: list[str] = []

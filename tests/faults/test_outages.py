@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from hindsight_core import Hindsight
+from hindsight_core.config import HindsightConfig
 
 from .conftest import FailingChroma, RedisServer
 
@@ -96,10 +97,10 @@ def test_redis_back_empty_is_repaired_when_the_outbox_reaches_it(
 
 @pytest.mark.slow
 def test_vector_index_failing_degrades_recall_and_the_backlog_drains(
-    tmp_path: Path, embedder, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, embedder, caplog: pytest.LogCaptureFixture, index_recall: HindsightConfig
 ) -> None:
     chroma = FailingChroma(tmp_path / "chroma")
-    with Hindsight(tmp_path / "data", embedder=embedder, vector_index=chroma) as hs:
+    with Hindsight(tmp_path / "data", embedder=embedder, vector_index=chroma, config=index_recall) as hs:
         ids = [hs.record(text, NS, session_id="s1").id for text in FACTS]
         chroma.down = True
         ids += [hs.record(f"Note {i}: the parcel for flat {i} is at the front desk", NS).id for i in range(5)]

@@ -80,3 +80,30 @@ def test_different_values_stay_separate(engine: Hindsight) -> None:
     res = engine.recall("Do I have any food allergies?", "u:two", k=5, now=T0 + timedelta(days=2))
     prompt = res.to_prompt()
     assert "peanuts" in prompt and "shellfish" in prompt
+
+
+def test_skipping_pairs_below_the_bar_changes_no_decision(engine: Hindsight, monkeypatch) -> None:
+    """Collapse compares by z-score only the pairs whose cosine (one product over the hits) can reach
+    the lower bar; comparing every pair must give the same hits and the same sources."""
+    from hindsight_core.recall import collapse
+
+    ns = "u:prune"
+    same = "The team offsite is in Porto on May 12."
+    _record(engine, ns, [("user", same), ("user", "The team offsite is in Porto on the 12th of May."),
+                         ("user", "Heads up: I'm allergic to peanuts, quite severely."),
+                         ("assistant", "Got it, I'll remember that you're allergic to peanuts."),
+                         ("user", "I'm allergic to shellfish too."), ("user", same), *FILLER])
+    queries = ["What do I need to know about the team offsite?", "Am I allergic to anything?",
+               "What should I remember about food and travel?"]
+
+    def hits() -> list[tuple[str, list[str]]]:
+        out = []
+        for query in queries:
+            res = engine.recall(query, ns, k=8, now=T0 + timedelta(days=2), track=False)
+            out += [(h.memory.id, [s.id for s in h.sources]) for h in res.hits]
+        return out
+
+    pruned = hits()
+    assert any(sources for _, sources in pruned)  # something did collapse
+    monkeypatch.setattr(collapse, "ROUNDING", float("inf"))  # every pair compared
+    assert hits() == pruned
