@@ -279,7 +279,9 @@ def test_the_first_recall_of_a_process_scans_and_the_index_loads_after_it(saved,
     snapshot's vectors; the collection then loads in the background. A write reaches the index before
     ``record`` returns all the same."""
     path, answers = saved
-    with Hindsight(path, embedder=embedder, config=_config()) as hs:
+    config = _config()
+    config.recall.exact_vector_max_memories = 0  # a namespace this small is otherwise always scanned
+    with Hindsight(path, embedder=embedder, config=config) as hs:
         assert not hs.vectors.loaded(NS, "episodic")  # type: ignore[attr-defined]
         scanned = _answers(hs)
         assert scanned == answers
@@ -297,6 +299,7 @@ def test_without_the_scan_the_first_recall_queries_the_index(saved, embedder) ->
     path, answers = saved
     config = _config()
     config.recall.scan_until_index_loaded = False
+    config.recall.exact_vector_max_memories = 0
     with Hindsight(path, embedder=embedder, config=config) as hs:
         answered = _answers(hs)
         assert hs.vectors.loaded(NS, "episodic")  # type: ignore[attr-defined]
