@@ -23,10 +23,6 @@ QUERIES = [
 def _engine(path: Path, embedder: object) -> Iterator[Hindsight]:
     engine = Hindsight(path, clock=Clock(NOW), embedder=embedder)  # type: ignore[arg-type]
     record_history(engine, NS)
-    # the first recall scans the snapshot until the vector collection is loaded, which gives cosines
-    # a few ulps off Chroma's: compared results must all come from the index
-    engine.recall("warm up", NS, track=False)
-    engine.vectors.wait_loaded()  # type: ignore[attr-defined]
     yield engine
     engine.close()
 
