@@ -300,6 +300,7 @@ def measure_size(size: int, args: argparse.Namespace, root: Path) -> SizeRow:
             marker.touch()
     queries = [conv.query() for _ in range(args.recalls)]
     hs.recall(queries[0], namespace, track=False)  # builds whatever is lazy
+    settle(hs)
     row.cached = timed(iter_calls(hs, queries, namespace), args.recalls)
     writes = conv.events(args.after_writes, offset=size, prefix="s")
 
@@ -386,6 +387,15 @@ def stored_vectors(path: Path, namespace: str) -> tuple[list[str], np.ndarray, l
     con.close()
     vectors = np.stack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
     return [r[0] for r in rows], vectors, [r[2] for r in rows]
+
+
+def settle(hs: Hindsight) -> None:
+    """Wait for what the first recall started in the background (the snapshot file's save, the Chroma
+    collection's load), so "cached" is the steady state rather than a recall competing with them."""
+    hs._recall._pipeline().corpora.wait_for_saves()
+    wait_loaded = getattr(hs.vectors, "wait_loaded", None)
+    if wait_loaded is not None:
+        wait_loaded()
 
 
 def iter_calls(hs: Hindsight, queries: list[str], namespace: str) -> Callable[[], object]:
