@@ -269,7 +269,7 @@ class RecallPipeline:
             conflicts += self._conflicts(p.namespace, mine, p.replaced, p.fresh, p.corpus.has_superseded, p.updates)
         result = RecallResult(query=query, namespace=root_ns, hits=injected, conflicts=conflicts, analysis=analysis,
                               degraded=sorted(set(degraded)))
-        result.tokens = self.counter.count(result.to_prompt())
+        result.count_tokens_with(self.counter.count)  # counted when read (RecallResult.tokens)
         if trace is not None:
             shown = {h.memory.id for h in injected}
             trace.final = [
