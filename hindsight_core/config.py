@@ -101,8 +101,13 @@ class RecallConfig(BaseModel):
     #: time expression ("last week"): the "trace word" routing of the design.
     history_boost: float = 2.5
     #: Context: a candidate lends this share of its fused score to its neighbouring turns in the session
-    #: (an answer usually sits next to the turn that matches the question).
+    #: when the neighbour is another speaker's (an answer usually sits in the reply to the turn that
+    #: matches the question).
     context_weight: float = 0.4
+    #: The share lent between two consecutive turns of the same speaker (``role``): 0, since one
+    #: speaker's next statement stands on its own (on LongMemEval's user-only turns lending to it cost
+    #: turn recall@5 0.05, docs/benchmarks.md); ``context_weight`` restores the old, speaker-blind rule.
+    context_same_speaker_weight: float = 0.0
     #: Final score ``alpha·relevance + beta·importance·decay + gamma·frequency``.
     alpha: float = 1.0
     beta: float = 0.1
