@@ -265,9 +265,12 @@ def test_speaker_changes_are_read_from_roles(tmp_path, embedder) -> None:
     reply. It holds for a built snapshot and for one extended by later turns."""
     from hindsight_core import Hindsight
 
-    turns = [("s1", "user", "I'm planning a trip to Lisbon."), ("s1", "User", "I'd like a hotel near the river."),
-             ("s1", "assistant", "Alfama and Cais do Sodré are close to the river."), ("s2", "Mel", "How is the puppy?"),
-             ("s1", "user", "Book the one in Alfama."), ("s2", "Caroline", "Biscuit is great."), ("s2", None, "The vet said Biscuit is healthy and growing fast.")]
+    vet = "The vet said Biscuit is healthy and growing fast."
+    turns = [
+        ("s1", "user", "I'm planning a trip to Lisbon."), ("s1", "User", "I'd like a hotel near the river."),
+        ("s1", "assistant", "Alfama and Cais do Sodré are close to the river."), ("s2", "Mel", "How is the puppy?"),
+        ("s1", "user", "Book the one in Alfama."), ("s2", "Caroline", "Biscuit is great."), ("s2", None, vet),
+    ]
     with Hindsight(tmp_path, embedder=embedder) as hs:
         for session, role, text in turns[:4]:
             hs.record(text, "ns", session_id=session, role=role)
@@ -280,5 +283,5 @@ def test_speaker_changes_are_read_from_roles(tmp_path, embedder) -> None:
     assert by_text == {
         "I'm planning a trip to Lisbon.": False, "I'd like a hotel near the river.": False,
         "Alfama and Cais do Sodré are close to the river.": True, "How is the puppy?": False,
-        "Book the one in Alfama.": True, "Biscuit is great.": True, "The vet said Biscuit is healthy and growing fast.": True,
+        "Book the one in Alfama.": True, "Biscuit is great.": True, vet: True,
     }
