@@ -101,8 +101,15 @@ class RecallConfig(BaseModel):
     #: time expression ("last week"): the "trace word" routing of the design.
     history_boost: float = 2.5
     #: Context: a candidate lends this share of its fused score to its neighbouring turns in the session
-    #: (an answer usually sits next to the turn that matches the question).
+    #: when the neighbour is another speaker's (an answer usually sits in the reply to the turn that
+    #: matches the question).
     context_weight: float = 0.4
+    #: The share lent between two consecutive turns of the same speaker (``role``): a speaker's next
+    #: statement mostly stands on its own, so it takes less than a reply. On LongMemEval's user-only
+    #: turns lending it the full 0.4 cost turn recall@5 0.05; 0.1 was chosen on the tune part from
+    #: 0, 0.1, 0.2, 0.4 (docs/benchmarks.md, "A context share that follows the speaker").
+    #: ``context_weight`` restores the old, speaker-blind rule.
+    context_same_speaker_weight: float = Field(default=0.1, ge=0.0)
     #: Final score ``alpha·relevance + beta·importance·decay + gamma·frequency``.
     alpha: float = 1.0
     beta: float = 0.1

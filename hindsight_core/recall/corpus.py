@@ -67,6 +67,11 @@ class Corpus:
     #: Index of the previous / next memory of the same session, -1 where there is none.
     previous: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     following: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    #: Whether each memory's ``previous`` turn was said by another speaker (a different ``role``; a
+    #: missing role counts as another), False where there is no previous turn. Recall's context share
+    #: crosses only such pairs (fusion.py: a reply depends on what it answers, a speaker's next
+    #: statement does not).
+    reply: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     #: The standing-fact kinds each memory states (see profile.py).
     standing: Sequence[tuple[str, ...]] = field(default_factory=list)
     #: Standing-fact kind → indexes of the memories stating it (ascending), so the profile channel
@@ -128,7 +133,7 @@ class _Growth:
 
     def __init__(self, vectors: np.ndarray, keyword: KeywordIndex, *, ids: Sequence[str] = (),
                  previous: np.ndarray | None = None, occurred: np.ndarray | None = None,
-                 cjk: Sequence[bool] = (), standing: Sequence[tuple[str, ...]] = (),
+                 reply: np.ndarray | None = None, cjk: Sequence[bool] = (), standing: Sequence[tuple[str, ...]] = (),
                  entities: dict[str, list[int]] | None = None, entity_names: dict[str, str] | None = None,
                  standing_index: dict[str, list[int]] | None = None, last_in_session: dict[str, int] | None = None,
                  cold: Sequence[int] = ()) -> None:
@@ -138,6 +143,7 @@ class _Growth:
         self.index: dict[str, int] = dict(zip(ids, range(len(ids)), strict=True))
         self.previous = GrowingArray(previous if previous is not None else np.zeros(0, dtype=np.int64))
         self.occurred = GrowingArray(occurred if occurred is not None else np.zeros(0, dtype=np.float64))
+        self.reply = GrowingArray(reply if reply is not None else np.zeros(0, dtype=bool))
         self.cjk: GrowingList[bool] = GrowingList(cjk)
         self.cjk_mask = GrowingArray(np.asarray(cjk, dtype=bool))
         self.standing: GrowingList[tuple[str, ...]] = GrowingList(standing)
@@ -452,13 +458,14 @@ def _same_for_recall(old: Memory, new: Memory) -> bool:
     """Whether a changed memory's snapshot entry can simply be swapped (what the snapshot derives from
     it is the same); otherwise the namespace is rebuilt."""
     return (old.content == new.content and old.entities == new.entities and old.session_id == new.session_id
-            and old.layer == new.layer and old.status == new.status and old.occurred_at == new.occurred_at)
+            and old.role == new.role and old.layer == new.layer and old.status == new.status
+            and old.occurred_at == new.occurred_at)
 
 
 def recall_digest(m: Memory) -> int:
     """64 bits of what :func:`_same_for_recall` compares, for memories a persisted snapshot knows by id
     only."""
-    text = "\x1f".join((m.content, "\x1e".join(m.entities), m.session_id or "\x00", m.layer.value,
+    text = "\x1f".join((m.content, "\x1e".join(m.entities), m.session_id or "\x00", m.role or "\x00", m.layer.value,
                          m.status.value, repr(to_ts(m.occurred_at))))
     return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
 
@@ -677,6 +684,7 @@ def _append(
     # must not see a next turn they do not hold); ``previous`` rows are in place before a session's
     # last row moves to one of them (``_Growth.last_in_session_below`` walks back through them)
     previous = np.full(len(fresh), -1, dtype=np.int64)
+    reply = np.zeros(len(fresh), dtype=bool)
     following = np.full(n, -1, dtype=np.int64)
     following[:n0] = cached.following[:n0]
     last: dict[str, int] = {}
@@ -687,6 +695,9 @@ def _append(
         if before is not None:
             previous[i - n0] = before
             following[before] = i
+            # an older row's role: held, or read once (a loaded snapshot's first extension per session)
+            earlier = fresh[before - n0] if before >= n0 else cached.memories[before]
+            reply[i - n0] = _other_speaker(earlier.role, m.role)
         last[m.session_id] = i
     all_previous = growth.previous.append(previous)
     for session, i in last.items():
@@ -698,6 +709,7 @@ def _append(
         change=change, max_seq=max_seq, growth=growth,
     )
     corpus.previous, corpus.following = all_previous, following
+    corpus.reply = growth.reply.append(reply)
     corpus.neighbours = Neighbours(all_previous, following)
     corpus.cjk = growth.cjk.view()
     corpus.cjk_mask = growth.cjk_mask.append(np.asarray(cjk, dtype=bool))
@@ -711,6 +723,12 @@ def _append(
     corpus.cold = growth.cold.view()
     corpus.has_superseded = cached.has_superseded
     return corpus
+
+
+def _other_speaker(earlier: str | None, later: str | None) -> bool:
+    """Whether two turns are by different speakers: roles compared case-insensitively, and a turn
+    without a role is taken for someone else's (nothing says it continues the same speaker)."""
+    return earlier is None or later is None or earlier.strip().casefold() != later.strip().casefold()
 
 
 def _itself(value: T) -> T:
@@ -752,7 +770,8 @@ def columns(corpus: Corpus) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     }
     arrays.update(
         vectors=np.ascontiguousarray(corpus.vectors[:n], dtype=np.float32), occurred=corpus.occurred[:n],
-        previous=corpus.previous[:n], following=corpus.following[:n], cjk=corpus.cjk_mask[:n].astype(np.uint8),
+        previous=corpus.previous[:n], following=corpus.following[:n], reply=corpus.reply[:n].astype(np.uint8),
+        cjk=corpus.cjk_mask[:n].astype(np.uint8),
         by_recency=corpus.by_recency, recency_keys=corpus.recency_keys, moments_mean=moments.mean,
         moments_scatter=moments.scatter,
         **row_arrays,
@@ -792,6 +811,7 @@ def restore(namespace: str, include_cold: bool, fetch: Callable[[Sequence[str]],
     cjk = arrays["cjk"].astype(bool)
     growth = _Growth(
         arrays["vectors"], keyword, ids=ids, previous=arrays["previous"], occurred=arrays["occurred"],
+        reply=arrays["reply"].astype(bool),
         cjk=cjk.tolist(), standing=standing, entities=dict(zip(entity_keys, _lists(arrays, "entity"), strict=True)),
         entity_names=dict(zip(entity_keys, values["entity_names"], strict=True)), standing_index=standing_index,
         last_in_session={str(k): int(v) for k, v in values["last_in_session"].items()},
@@ -806,6 +826,7 @@ def restore(namespace: str, include_cold: bool, fetch: Callable[[Sequence[str]],
         max_seq=int(values["max_seq"]), growth=growth,
     )
     corpus.previous, corpus.following = growth.previous.view(), arrays["following"]
+    corpus.reply = growth.reply.view()
     corpus.neighbours = Neighbours(corpus.previous, corpus.following)
     corpus.cjk_mask = growth.cjk_mask.view()
     corpus.cjk = growth.cjk.view()

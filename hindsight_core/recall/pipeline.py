@@ -327,12 +327,17 @@ class RecallPipeline:
         pool = candidate_pool(rankings, corpus)
         if cfg.fusion == "rrf":
             fused = rrf(rankings, weights, cfg.rrf_k)
-            if cfg.context_weight > 0:
-                neighbours = {
-                    corpus.memories.id_at(i): [corpus.memories.id_at(j) for j in corpus.neighbours[i]]
-                    for i in (corpus.position[mid] for mid in fused)
-                }
-                fused = spread_to_neighbours(fused, neighbours, cfg.context_weight)
+            spread = dict(fused)
+            for share, across in ((cfg.context_weight, True), (cfg.context_same_speaker_weight, False)):
+                if share > 0:  # each pair lends by its own share (fusion.context_share), added up
+                    neighbours = {
+                        corpus.memories.id_at(i): [corpus.memories.id_at(j) for j in corpus.neighbours[i]
+                                                   if _crosses(corpus, i, j) == across]
+                        for i in (corpus.position[mid] for mid in fused)
+                    }
+                    for mid, value in spread_to_neighbours(fused, neighbours, share).items():
+                        spread[mid] = spread.get(mid, 0.0) + value - fused.get(mid, 0.0)
+            fused = spread
         else:
             membership = {name: [corpus.position[mid] for mid, _ in ranked] for name, ranked in rankings.items()}
             rows = with_neighbours(pool, corpus.previous, corpus.following)
@@ -343,7 +348,8 @@ class RecallPipeline:
                                   Spread.of_sparse(keyword_values, corpus.size)),
             }
             combined = zsum(scored, membership, weights, rows, context=cfg.context_weight,
-                            previous=corpus.previous, following=corpus.following)
+                            previous=corpus.previous, following=corpus.following, reply=corpus.reply,
+                            same_speaker=cfg.context_same_speaker_weight)
             at = dict(zip(rows.tolist(), combined.tolist(), strict=True))
             fused = {corpus.memories.id_at(i): at[i] for i in pool}
         ordered = sorted(fused.items(), key=lambda kv: -kv[1])[: max(cfg.per_channel, k * 2)]
@@ -793,6 +799,12 @@ class RecallPipeline:
             self.recorder.flush()
         except Exception as exc:  # the buffer is kept by the next flush attempt; recall must not fail
             log.warning("recall log flush failed: %s", exc)
+
+
+def _crosses(corpus: Corpus, i: int, j: int) -> bool:
+    """Whether neighbouring turns ``i`` and ``j`` are by different speakers (``Corpus.reply``)."""
+    later = i if int(corpus.previous[i]) == j else j
+    return bool(corpus.reply[later])
 
 
 def _sparse_at(docs: np.ndarray, values: np.ndarray, rows: np.ndarray) -> np.ndarray:

@@ -40,7 +40,7 @@ import numpy as np
 log = logging.getLogger(__name__)
 
 MAGIC = b"HSRSNAP\x00"
-VERSION = 2  # 2: the vector moments and the recency order
+VERSION = 3  # 2: the vector moments and the recency order; 3: the speaker changes (``reply``), roles in digests
 _ALIGN = 64
 
 T = TypeVar("T")

@@ -234,3 +234,54 @@ def test_floor_needs_an_anchor_that_grows_with_the_namespace() -> None:
     assert apply_floor(standing, cfg, history=False, size=500) == {"d"}
     window = {"f": Evidence(z=0.2, coverage=0.0, in_window=True)}
     assert apply_floor(window, cfg, history=True, size=500) == {"f"}
+
+
+def test_context_crosses_a_change_of_speaker_only() -> None:
+    """A row takes ``context`` × its neighbour's score from another speaker's turn next to it and
+    ``same_speaker`` × it from the same speaker's; without ``reply`` (or with ``same_speaker`` left to
+    ``context``) every pair lends alike, as before the speaker was looked at."""
+    from hindsight_core.recall.fusion import context_share
+
+    fused = np.array([0.0, 3.0, 0.5, -1.0, 2.0])
+    rows = np.arange(5)
+    prev = np.array([-1, 0, 1, 2, 3])
+    foll = np.array([1, 2, 3, 4, -1])
+    # rows 1 and 2 are one speaker's, 0 and 3 another's, 4 a third's: 2 continues 1, the others reply
+    reply = np.array([False, True, False, True, True])
+    lent = context_share(fused, rows, prev, foll, reply, 0.5, 0.0)
+    assert lent[0] == 0.5 * 3.0  # row 1 replied to row 0: they lend each other
+    assert lent[2] == 0.5 * -1.0  # row 2's only cross neighbour is row 3; row 1 (same speaker) lends nothing
+    assert lent[1] == 0.5 * 0.0  # from row 0, not from row 2
+    assert lent[3] == 0.5 * 2.0
+    blind = context_share(fused, rows, prev, foll, None, 0.5, 0.0)
+    assert np.allclose(blind, context_share(fused, rows, prev, foll, reply, 0.5, 0.5))
+    assert blind[2] == 0.5 * 3.0
+    assert not context_share(fused, rows, prev, foll, reply, 0.0, 0.0).any()
+
+
+def test_speaker_changes_are_read_from_roles(tmp_path, embedder) -> None:
+    """``Corpus.reply`` marks a turn whose previous turn of the session another speaker said, compared
+    case-insensitively; a turn without a role counts as another speaker's, a session's first turn as no
+    reply. It holds for a built snapshot and for one extended by later turns."""
+    from hindsight_core import Hindsight
+
+    vet = "The vet said Biscuit is healthy and growing fast."
+    turns = [
+        ("s1", "user", "I'm planning a trip to Lisbon."), ("s1", "User", "I'd like a hotel near the river."),
+        ("s1", "assistant", "Alfama and Cais do Sodré are close to the river."), ("s2", "Mel", "How is the puppy?"),
+        ("s1", "user", "Book the one in Alfama."), ("s2", "Caroline", "Biscuit is great."), ("s2", None, vet),
+    ]
+    with Hindsight(tmp_path, embedder=embedder) as hs:
+        for session, role, text in turns[:4]:
+            hs.record(text, "ns", session_id=session, role=role)
+        hs.recall("Lisbon hotel", "ns", track=False)
+        for session, role, text in turns[4:]:
+            hs.record(text, "ns", session_id=session, role=role)
+        hs.recall("Lisbon hotel", "ns", track=False)  # extends the snapshot
+        corpus = hs._recall._pipeline().corpus("ns", False)
+        by_text = {corpus.memories[i].content: bool(corpus.reply[i]) for i in range(corpus.size)}
+    assert by_text == {
+        "I'm planning a trip to Lisbon.": False, "I'd like a hotel near the river.": False,
+        "Alfama and Cais do Sodré are close to the river.": True, "How is the puppy?": False,
+        "Book the one in Alfama.": True, "Biscuit is great.": True, vet: True,
+    }
