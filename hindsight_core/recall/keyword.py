@@ -365,7 +365,10 @@ _DENSE_SHARE = 4
 
 class DocumentTerms(Sequence[frozenset[str]]):
     """Each document's set of terms. Those loaded from a persisted snapshot stay as term numbers and
-    become sets when read (the floor reads a few candidates' sets, never all of them)."""
+    become sets when read (the floor reads a few candidates' sets, never all of them); the last
+    :attr:`KEPT` sets read are kept."""
+
+    KEPT = 4096
 
     def __init__(self, vocabulary: Sequence[str] = (), offsets: np.ndarray | None = None,
                  numbers: np.ndarray | None = None) -> None:
@@ -374,6 +377,9 @@ class DocumentTerms(Sequence[frozenset[str]]):
         self._numbers = numbers if numbers is not None else np.zeros(0, dtype=np.int32)
         self._base = len(self._offsets) - 1
         self._appended: list[frozenset[str]] = []
+        #: Sets already built from term numbers: a recall reads each candidate's twice or more (the
+        #: short-reply test, keyword coverage, collapse), and the next recalls often the same ones.
+        self._built: dict[int, frozenset[str]] = {}
 
     def append(self, terms: frozenset[str]) -> None:
         self._appended.append(terms)
@@ -395,9 +401,15 @@ class DocumentTerms(Sequence[frozenset[str]]):
             return self._appended[i - self._base]
         if i < 0:
             raise IndexError(i)
-        start, end = int(self._offsets[i]), int(self._offsets[i + 1])
-        vocabulary = self._vocabulary
-        return frozenset(vocabulary[j] for j in self._numbers[start:end].tolist())
+        found = self._built.get(i)
+        if found is None:
+            start, end = int(self._offsets[i]), int(self._offsets[i + 1])
+            vocabulary = self._vocabulary
+            found = frozenset(vocabulary[j] for j in self._numbers[start:end].tolist())
+            if len(self._built) >= self.KEPT:
+                self._built = {}  # replaced, not cleared: a reader in another thread keeps its dict
+            self._built[i] = found
+        return found
 
 
 class _Growable:
