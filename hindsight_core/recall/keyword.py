@@ -276,8 +276,8 @@ class KeywordView:
             # idf * (tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / avgdl))), the same operations in
             # the same order, in place: a frequent word's postings are tens of thousands of documents,
             # and each temporary of that size is a fresh allocation
-            norm = np.divide(lengths[docs], self._avgdl)
-            norm *= b
+            norm = np.multiply(lengths[docs], b)
+            norm /= self._avgdl
             norm += 1 - b
             norm *= k1
             tf = tfs.astype(np.float64)

@@ -42,7 +42,7 @@ def _corpus_texts(n: int, seed: int) -> list[str]:
     words = [f"w{i}x" for i in range(60)]
     p = 1.0 / np.arange(1, 61)
     p /= p.sum()
-    return [" ".join(words[int(i)] for i in rng.choice(60, size=int(rng.integers(1, 12)), p=p)) for _ in range(n)]
+    return [" ".join(words[int(i)] for i in rng.choice(60, size=int(rng.integers(1, 80)), p=p)) for _ in range(n)]
 
 
 @pytest.mark.parametrize("share", [0, 10**9])  # the merge of sorted postings, then the dense sum
