@@ -359,7 +359,7 @@ def _union_sum(parts_docs: Sequence[np.ndarray], parts_scores: Sequence[np.ndarr
 
 
 #: The dense sum is used once the matches reach 1/this of the namespace (measured at 100k memories:
-#: a merge of 165k matches cost 2.0 ms, the dense sum 0.4 ms; at 20k matches both about 0.2 ms).
+#: a merge of 165k matches cost 2.0 ms CPU, the dense sum 0.8 ms; of 20k matches, 0.18 against 0.23 ms).
 _DENSE_SHARE = 4
 
 
