@@ -4,7 +4,7 @@ best first; they differ in what "relevant" means (meaning, words, time, names, h
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 import numpy as np
@@ -30,9 +30,15 @@ class ChannelInput:
     layers: tuple[Layer, ...]
     n: int
     now: datetime
+    #: Whether every layer the snapshot holds is searched (the usual case): then every row is allowed,
+    #: without reading its layer (the channels ask for each candidate they rank).
+    everything: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.everything = self.corpus.layers <= frozenset(self.layers)
 
     def allowed(self, index: int) -> bool:
-        return self.corpus.memories.layer_at(index) in self.layers
+        return self.everything or self.corpus.memories.layer_at(index) in self.layers
 
 
 class Similarity:

@@ -623,7 +623,9 @@ class Neighbours(Sequence[tuple[int, ...]]):
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
         before, after = int(self._previous[i]), int(self._following[i])
-        return tuple(j for j in (before, after) if j >= 0)
+        if before >= 0:
+            return (before, after) if after >= 0 else (before,)
+        return (after,) if after >= 0 else ()
 
 
 def _append(

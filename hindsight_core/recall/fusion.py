@@ -54,23 +54,27 @@ def spread_to_neighbours(
 
 
 def candidate_pool(rankings: Mapping[str, Ranked], corpus: Corpus) -> list[int]:
-    """Every memory some channel proposed, plus its neighbouring turns (context)."""
+    """Every memory some channel proposed, plus its neighbouring turns (context). A memory proposed by
+    several channels is placed once, and a snapshot of one layer reads no layers."""
     pool: dict[int, None] = {}
-    seen: set[str] = set()  # channels propose the same memories: each one's neighbours are added once
-    position, layer_at = corpus.position, corpus.memories.layer_at
-    previous, following = corpus.previous, corpus.following
+    seen: set[str] = set()
+    one_layer = len(corpus.layers) <= 1
     for ranked in rankings.values():
         for memory_id, _ in ranked:
             if memory_id in seen:
                 continue
             seen.add(memory_id)
-            i = position.get(memory_id)
+            i = corpus.position.get(memory_id)
             if i is None:
                 continue
             pool[i] = None
-            layer = layer_at(i)
-            for j in (int(previous[i]), int(following[i])):
-                if j >= 0 and layer_at(j) == layer:
+            if one_layer:
+                for j in corpus.neighbours[i]:
+                    pool[j] = None
+                continue
+            layer = corpus.memories.layer_at(i)
+            for j in corpus.neighbours[i]:
+                if corpus.memories.layer_at(j) == layer:
                     pool[j] = None
     return list(pool)
 

@@ -59,6 +59,9 @@ class ListView(Sequence[T]):
     @typing.overload
     def __getitem__(self, i: slice) -> list[T]: ...
     def __getitem__(self, i: int | slice) -> T | list[T]:
+        if type(i) is int and 0 <= i < self._size:  # the usual case, read per candidate: checked first
+            found = self.overrides.get(i) if self.overrides else None
+            return self._items[i] if found is None else found
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(self._size))]
         i = int(i)

@@ -143,6 +143,8 @@ class RecallPipeline:
         self.recorder = RecallRecorder(changes, config, lambda: to_ts(now()))
         self._background: tuple[np.ndarray, np.ndarray] | None = None
         self._prototypes: dict[str, tuple[np.ndarray, list[bool]]] | None = None
+        #: Memories' cosines to the background (mean, spread), by vector and text: see _snapshot_lookups.
+        self._spreads: dict[tuple[bytes, str], Baseline] = {}
         self._lock = threading.Lock()
         #: The recall log's flushes, off the caller's path. The stages themselves run in the caller's
         #: thread: handing the channels to workers cost more in thread hops than overlapping them won
@@ -267,7 +269,7 @@ class RecallPipeline:
             conflicts += self._conflicts(p.namespace, mine, p.replaced, p.fresh, p.corpus.has_superseded, p.updates)
         result = RecallResult(query=query, namespace=root_ns, hits=injected, conflicts=conflicts, analysis=analysis,
                               degraded=sorted(set(degraded)))
-        result.tokens = self.counter.count(result.to_prompt())
+        result.count_tokens_with(self.counter.count)  # counted when read (RecallResult.tokens)
         if trace is not None:
             shown = {h.memory.id for h in injected}
             trace.final = [
@@ -569,7 +571,7 @@ class RecallPipeline:
         """One hit per fact (collapse.py), measured on the snapshot's vectors and keyword terms."""
         cfg = self.config.recall
 
-        vector, terms, spread = _snapshot_lookups(corpus, english, chinese)
+        vector, terms, spread = _snapshot_lookups(corpus, english, chinese, self._spreads)
 
         def adjacent(a: str, b: str) -> bool:
             i, j = corpus.position.get(a), corpus.position.get(b)
@@ -590,7 +592,7 @@ class RecallPipeline:
         if cfg.supersede_z is None or len(kept) == 0 or not asks_for_current_value(query):
             return []
 
-        vector, terms, spread = _snapshot_lookups(corpus, english, chinese)
+        vector, terms, spread = _snapshot_lookups(corpus, english, chinese, self._spreads)
 
         def pair_z(u: np.ndarray, v: np.ndarray, text: str) -> float:
             """How far the cosine of two memories stands above u's cosines to unrelated sentences."""
@@ -801,13 +803,19 @@ def _sparse_at(docs: np.ndarray, values: np.ndarray, rows: np.ndarray) -> np.nda
     return np.where(docs[at] == rows, values[at], 0.0)
 
 
+#: Background spreads kept between recalls (``_snapshot_lookups``): about 1.6 kB each at 384 dimensions.
+SPREADS_KEPT = 4096
+
+
 def _snapshot_lookups(
-    corpus: Corpus, english: np.ndarray, chinese: np.ndarray
+    corpus: Corpus, english: np.ndarray, chinese: np.ndarray, memo: dict[tuple[bytes, str], Baseline] | None = None,
 ) -> tuple[Callable[[str], np.ndarray | None], Callable[[str], frozenset[str] | None],
            Callable[[np.ndarray, str], Baseline]]:
     """What collapse and recall-time updates read of a candidate: its vector and keyword terms in the
     snapshot (``None`` for a memory outside it), and a vector's cosines to the background of its
-    text's language, computed once per vector (every pair of hits may be compared)."""
+    text's language, computed once per vector and text (every pair of hits may be compared). With
+    ``memo`` (the pipeline's, for its fixed background), once across recalls: a memory's spread does
+    not depend on the query, and the same memories are hits of recall after recall."""
 
     def vector(mid: str) -> np.ndarray | None:
         i = corpus.position.get(mid)
@@ -817,14 +825,15 @@ def _snapshot_lookups(
         i = corpus.position.get(mid)
         return None if i is None else corpus.keyword.terms[i]
 
-    spreads: dict[tuple[bytes, bool], Baseline] = {}
+    spreads: dict[tuple[bytes, str], Baseline] = {} if memo is None else memo
 
     def spread(u: np.ndarray, text: str) -> Baseline:
-        cjk = is_cjk(text)
-        key = (u.tobytes(), cjk)
+        key = (u.tobytes(), text)
         found = spreads.get(key)
         if found is None:
-            found = spreads[key] = baseline(u, chinese if cjk else english)
+            if len(spreads) >= SPREADS_KEPT:
+                spreads.clear()
+            found = spreads[key] = baseline(u, chinese if is_cjk(text) else english)
         return found
 
     return vector, terms, spread

@@ -14,10 +14,12 @@ import time
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
+from pydantic import BaseModel
 
 from hindsight_core.clock import from_ts, to_ts
 from hindsight_core.errors import BackendUnavailableError, EngineClosedError, InvalidInputError
@@ -27,6 +29,8 @@ from hindsight_core.store.migrations import MIGRATIONS
 from hindsight_core.types import Activation, Edge, EdgeKind, Kind, Layer, Memory, Status
 
 log = logging.getLogger("hindsight")
+
+_M = TypeVar("_M", bound=BaseModel)
 
 _COLUMNS = (
     "id, namespace, session_id, layer, kind, role, content, occurred_at, created_at, updated_at, importance, "
@@ -65,15 +69,45 @@ def _json(text: str) -> Any:
     return json.loads(text)
 
 
+_LAYERS = {layer.value: layer for layer in Layer}
+_KINDS = {kind.value: kind for kind in Kind}
+_STATUSES = {status.value: status for status in Status}
+
+
+def _member(members: Mapping[str, Any], enum: type, value: str) -> Any:
+    """``enum(value)`` by lookup (an Enum call costs more than the rest of a field); an unknown value
+    still raises the Enum's ``ValueError``."""
+    found = members.get(value)
+    return enum(value) if found is None else found
+
+
+def _trusted(cls: type[_M], values: dict[str, Any]) -> _M:
+    """A model from values already of its fields' types, without validation: what
+    ``BaseModel.model_construct`` builds, minus its per-field default handling (every field is given)."""
+    model = object.__new__(cls)
+    object.__setattr__(model, "__dict__", values)
+    object.__setattr__(model, "__pydantic_fields_set__", set(values))
+    object.__setattr__(model, "__pydantic_extra__", None)
+    object.__setattr__(model, "__pydantic_private__", None)
+    return model
+
+
 def _memory(r: Sequence[Any]) -> Memory:
-    return Memory(
-        id=r[0], namespace=r[1], session_id=r[2], layer=Layer(r[3]), kind=Kind(r[4]), role=r[5], content=r[6],
-        occurred_at=from_ts(r[7]), created_at=from_ts(r[8]), updated_at=from_ts(r[9]), importance=r[10],
-        activation=Activation(log_base=r[11], ref_time=r[12]), access_count=r[13],
-        source_ids=_json(r[14]), entities=_json(r[15]), fingerprint=r[16], status=Status(r[17]),
-        superseded_by=r[18], expires_at=None if r[19] is None else from_ts(r[19]), indexed=bool(r[20]),
-        metadata=_json(r[21]), source_id=r[22],
-    )
+    """A stored row as a ``Memory``. Rows were validated as ``Memory`` when written, so they are not
+    validated again: every recall reads its candidates' fresh rows, and pydantic's validation was most
+    of a row's cost. The values are converted to exactly the types validation gives (enum members,
+    aware datetimes, ``float``/``int``/``bool``); ``tests/store/test_rows.py`` holds the two equal."""
+    ts = datetime.fromtimestamp
+    return _trusted(Memory, {
+        "id": r[0], "namespace": r[1], "session_id": r[2], "layer": _member(_LAYERS, Layer, r[3]),
+        "kind": _member(_KINDS, Kind, r[4]), "role": r[5], "content": r[6], "occurred_at": ts(r[7], UTC),
+        "created_at": ts(r[8], UTC), "updated_at": ts(r[9], UTC), "importance": int(r[10]),
+        "activation": _trusted(Activation, {"log_base": float(r[11]), "ref_time": float(r[12])}),
+        "access_count": int(r[13]), "source_ids": _json(r[14]), "source_id": r[22], "entities": _json(r[15]),
+        "fingerprint": r[16], "status": _member(_STATUSES, Status, r[17]), "superseded_by": r[18],
+        "expires_at": None if r[19] is None else ts(r[19], UTC), "indexed": bool(r[20]),
+        "metadata": _json(r[21]),
+    })
 
 
 def _json_contains(document: str | None, wanted: str) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -249,3 +250,33 @@ def test_a_question_about_the_user_finds_the_fact_without_shared_words(engine) -
     hits = engine.recall("Do I have any allergies?", namespace="user:q", k=3).hits
     assert [h.memory.content for h in hits][:1] == ["I'm allergic to peanuts"]
     assert engine.recall("What is the capital of Peru?", namespace="user:q", k=3).hits == []
+
+
+class _Counting:
+    """The default token counter, recording which texts it was asked to count."""
+
+    def __init__(self) -> None:
+        from hindsight_core.text.tokens import default_token_counter
+
+        self._inner = default_token_counter()
+        self.asked: list[str] = []
+
+    def count(self, text: str) -> int:
+        self.asked.append(text)
+        return self._inner.count(text)
+
+
+def test_the_prompt_is_counted_when_its_tokens_are_read(tmp_path: Path, clock: object, embedder: object) -> None:
+    counter = _Counting()
+    with Hindsight(tmp_path / "data", clock=clock, embedder=embedder, token_counter=counter) as hs:  # type: ignore[arg-type]
+        hs.record("My sister Ana lives in Lisbon and works as a nurse.", "user:a")
+        res = hs.recall("where does my sister live?", "user:a")
+        prompt = res.to_prompt()
+        assert res.hits and prompt not in counter.asked  # not counted by recall itself
+        shared = res.model_copy(update={"hits": res.hits[:0]})
+        assert res.tokens == counter._inner.count(prompt) > 0 and counter.asked.count(prompt) == 1
+        assert res.tokens == counter._inner.count(prompt) and counter.asked.count(prompt) == 1  # once
+        # a copy with fewer hits keeps the count of the prompt recall built, as a stored number did
+        assert shared.tokens == res.tokens
+        back = RecallResult.model_validate_json(res.model_dump_json())
+        assert back.tokens == res.tokens and back == res
