@@ -12,6 +12,7 @@ import numpy as np
 from hindsight_core.activation.base import KEY_EPOCH, ActivationIndex, log_activation_from_key
 from hindsight_core.clock import to_ts
 from hindsight_core.recall.corpus import Corpus
+from hindsight_core.recall.keyword import best_positive
 from hindsight_core.recall.types import QueryAnalysis
 from hindsight_core.store.sql import RelationalStore
 from hindsight_core.types import Layer
@@ -84,16 +85,15 @@ def best_first(scores: np.ndarray, n: int, allowed: Callable[[int], bool]) -> li
     return []
 
 
-def _top(inp: ChannelInput, indexes: Sequence[int], scores: np.ndarray | Sequence[float]) -> Ranked:
-    order = sorted(range(len(indexes)), key=lambda j: -float(scores[j]))
-    out: Ranked = []
-    for j in order:
-        i = indexes[j]
-        if inp.allowed(i):
-            out.append((inp.corpus.memories.id_at(i), float(scores[j])))
-            if len(out) >= inp.n:
-                break
-    return out
+def _top(inp: ChannelInput, indexes: Sequence[int] | np.ndarray, scores: np.ndarray | Sequence[float]) -> Ranked:
+    """The ``n`` best ``indexes`` by ``scores`` that the layer filter allows, ties in the order given
+    (a stable sort's): a partial sort, since a set channel's members can be a large part of the
+    namespace (a name every turn carries, a time window over a busy month)."""
+    values = np.asarray(scores, dtype=np.float64)
+    rows = np.asarray(indexes, dtype=np.int64)
+    ids = inp.corpus.memories.id_at
+    return [(ids(int(rows[j])), float(values[j]))
+            for j in best_first(values, inp.n, lambda j: inp.allowed(int(rows[j])))]
 
 
 def vector_channel(inp: ChannelInput, vectors: VectorIndex, query_vector: np.ndarray) -> Ranked:
@@ -119,9 +119,8 @@ def keyword_channel(inp: ChannelInput, docs: np.ndarray, scores: np.ndarray) -> 
     index's sparse answer, also used by fusion). Only the positive scores are sorted (BM25 is never
     negative here): the order is the one a stable sort of every memory's score gives, at the cost of
     the matches rather than the namespace."""
-    positive = np.flatnonzero(scores > 0)
-    best = positive[np.argsort(-scores[positive], kind="stable")[: inp.n * 2]]
-    return _top(inp, [int(docs[j]) for j in best], [float(scores[j]) for j in best])
+    best = best_positive(scores, inp.n * 2)
+    return _top(inp, docs[best], scores[best])
 
 
 def profile_channel(inp: ChannelInput, similarity: Similarity, domains: set[str]) -> Ranked:
@@ -139,14 +138,14 @@ def temporal_channel(inp: ChannelInput, similarity: Similarity) -> Ranked:
     """Memories inside the query's time window; with a history cue, the namespace's latest memories
     (the previous session is where "last time" usually points). Ranked by meaning within that set."""
     corpus = inp.corpus
-    pool: set[int] = set()
+    parts: list[np.ndarray] = []
     window = inp.analysis.time_window
     if window is not None:
         # ``recency_keys`` is -occurred ascending: start <= occurred < end is a slice of it
         keys = corpus.recency_keys
         lo = int(np.searchsorted(keys, -to_ts(window.end), side="right"))
         hi = int(np.searchsorted(keys, -to_ts(window.start), side="right"))
-        pool |= {int(i) for i in corpus.by_recency[lo:hi]}
+        parts.append(np.asarray(corpus.by_recency[lo:hi], dtype=np.int64))
     if inp.analysis.history_cues:
         # The current session's own turns are already in the prompt (working memory): look before them.
         # Newest first, ties in snapshot order.
@@ -158,24 +157,27 @@ def temporal_channel(inp: ChannelInput, similarity: Similarity) -> Ranked:
                 taken.append(int(i))
                 if len(taken) >= wanted:
                     break
-        pool |= set(taken)
-    if not pool:
+        parts.append(np.asarray(taken, dtype=np.int64))
+    indexes = np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+    if not indexes.size:
         return []
-    indexes = sorted(pool)
     return _top(inp, indexes, similarity(indexes))
 
 
 def entity_channel(inp: ChannelInput, similarity: Similarity) -> Ranked:
     """Memories that name an entity of the query; more shared entities first, then meaning."""
-    counts: dict[int, int] = {}
-    for name in inp.analysis.entities:
-        for i in inp.corpus.entities.get(name.casefold(), []):
-            counts[i] = counts.get(i, 0) + 1
-    if not counts:
+    found = [inp.corpus.entities.get(name.casefold()) for name in inp.analysis.entities]
+    lists = [np.asarray(members, dtype=np.int64) for members in found if members]
+    if not lists:
         return []
-    indexes = list(counts)
-    scores = np.asarray([counts[i] for i in indexes], dtype=np.float64) + similarity(indexes)
-    return _top(inp, indexes, scores)
+    if len(lists) == 1 and bool(np.all(lists[0][1:] > lists[0][:-1])):  # one name, each member once
+        indexes, counts = lists[0], np.ones(lists[0].size, dtype=np.float64)
+    else:  # each member once, in order of first mention, with how many of the names it carries
+        every = np.concatenate(lists)
+        unique, first, count = np.unique(every, return_index=True, return_counts=True)
+        order = np.argsort(first)
+        indexes, counts = unique[order], count[order].astype(np.float64)
+    return _top(inp, indexes, counts + similarity(indexes))
 
 
 def activation_channel(inp: ChannelInput, activation: ActivationIndex, rates: dict[Layer, float]) -> Ranked:

@@ -111,8 +111,8 @@ class _Pairs:
         self.agent = [_is_agent(h.memory.role) for h in hits]
         self.sameness = same
         self._terms = terms
-        self._idf = idf
-        self._weights: dict[str, float] = {}
+        self._known_terms: dict[int, frozenset[str] | None] = {}
+        self._weights = _Weights(idf)
         n = len(hits)
         self.vectors: list[np.ndarray | None] = [None] * n
         self.spreads: list[Baseline | None] = [None] * n
@@ -134,11 +134,11 @@ class _Pairs:
         needed = np.asarray([_at_least(self.spreads[i], min(bars)) for i in known])
         self.reachable[np.ix_(known, known)] = cosines >= np.maximum.outer(needed, needed) - ROUNDING
 
-    def idf(self, term: str) -> float:
-        weight = self._weights.get(term)
-        if weight is None:
-            weight = self._weights[term] = self._idf(term)
-        return weight
+    def terms_of(self, i: int) -> frozenset[str] | None:
+        """Hit ``i``'s keyword terms, looked up once (a hit is compared with every group before it)."""
+        if i not in self._known_terms:
+            self._known_terms[i] = self._terms(self.hits[i].memory.id)
+        return self._known_terms[i]
 
     def same(self, a: int, b: int, adjacent: Callable[[str, str], bool]) -> bool:
         ma, mb = self.hits[a].memory, self.hits[b].memory
@@ -157,8 +157,21 @@ class _Pairs:
             return True
         if same.duplicate_z is None or z < same.duplicate_z:
             return False
-        ta, tb = self._terms(ma.id), self._terms(mb.id)
-        return ta is not None and tb is not None and weighted_overlap(ta, tb, self.idf) >= same.overlap
+        ta, tb = self.terms_of(a), self.terms_of(b)
+        return ta is not None and tb is not None and weighted_overlap(ta, tb, self._weights.__getitem__) >= same.overlap
+
+
+class _Weights(dict[str, float]):
+    """Each term's idf, computed the first time it is asked for; a hit of the dict costs no Python
+    call, and the overlap of every pair compared sums the weights of both hits' terms."""
+
+    def __init__(self, idf: Callable[[str], float]) -> None:
+        super().__init__()
+        self._idf = idf
+
+    def __missing__(self, term: str) -> float:
+        weight = self[term] = self._idf(term)
+        return weight
 
 
 def _at_least(spread: Baseline | None, bar: float) -> float:
