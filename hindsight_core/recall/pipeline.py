@@ -820,14 +820,14 @@ SPREADS_KEPT = 4096
 
 
 def _snapshot_lookups(
-    corpus: Corpus, english: np.ndarray, chinese: np.ndarray, memo: dict[tuple[bytes, str], Baseline] | None = None,
+    corpus: Corpus, english: np.ndarray, chinese: np.ndarray, spreads: dict[tuple[bytes, str], Baseline],
 ) -> tuple[Callable[[str], np.ndarray | None], Callable[[str], frozenset[str] | None],
            Callable[[np.ndarray, str], Baseline]]:
     """What collapse and recall-time updates read of a candidate: its vector and keyword terms in the
     snapshot (``None`` for a memory outside it), and a vector's cosines to the background of its
-    text's language, computed once per vector and text (every pair of hits may be compared). With
-    ``memo`` (the pipeline's, for its fixed background), once across recalls: a memory's spread does
-    not depend on the query, and the same memories are hits of recall after recall."""
+    text's language, computed once per vector and text and kept in ``spreads`` (the pipeline's, for its
+    fixed background) across recalls: a memory's spread does not depend on the query, and the same
+    memories are hits of recall after recall."""
 
     def vector(mid: str) -> np.ndarray | None:
         i = corpus.position.get(mid)
@@ -836,8 +836,6 @@ def _snapshot_lookups(
     def terms(mid: str) -> frozenset[str] | None:
         i = corpus.position.get(mid)
         return None if i is None else corpus.keyword.terms[i]
-
-    spreads: dict[tuple[bytes, str], Baseline] = {} if memo is None else memo
 
     def spread(u: np.ndarray, text: str) -> Baseline:
         key = (u.tobytes(), text)
