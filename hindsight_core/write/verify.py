@@ -2,13 +2,19 @@
 
 A Chroma directory that two processes wrote can hold every expected id (its metadata is intact) and
 still fail or mis-answer queries, because its HNSW segment no longer matches the metadata (``Error
-finding id``). Comparing id sets cannot see that, so ``reconcile(verify=True)`` also probes: for each
-namespace and layer it looks up a sample of memories with their own stored vectors (the ``embeddings``
-table, so no re-embedding) and requires each to come back among the top hits without the query raising.
+finding id``), or has lost whole batches that another process flushed over. Comparing id sets cannot
+see that, so ``reconcile(verify=True)`` also probes: each memory is looked up with its own stored vector
+(the ``embeddings`` table, so no re-embedding) and must come back without the query raising.
 
-Cost is bounded: at most ``PROBE_RECENT + PROBE_RANDOM`` vector queries per namespace and layer,
-whatever the number of memories (plus one indexed SQL scan to draw the random part). The most recent
-memories are always probed because a concurrent writer damages what was written last.
+A miss is told from approximation by asking again, deeper: a healthy HNSW index may leave a memory out
+of its top ``PROBE_DEPTH`` for its own vector, but not out of its top ``RECHECK_DEPTH`` (the search
+widens with the depth asked for); a memory missing there is lost to vector recall, and one lost memory
+is enough to rebuild. A tolerance instead would let an index that lost a few batches pass (1.7 % of a
+namespace lost went unnoticed before; a healthy index here misses none of 2,400 at depth 10).
+
+Cost is bounded: a namespace and layer up to ``PROBE_WHOLE_LIMIT`` memories is probed whole, in batched
+queries (about 0.1-0.4 ms a memory); a larger one by its ``PROBE_RECENT`` newest memories (a concurrent
+writer damages what was written last) and a random draw of ``PROBE_RANDOM`` more.
 
 A namespace that answers wrongly is rebuilt through the outbox: its entries in that layer are deleted and
 every memory it should hold is re-upserted from the stored embeddings. If that does not make it answer,
@@ -25,26 +31,26 @@ import numpy as np
 
 from hindsight_core.store.sql import RelationalStore
 from hindsight_core.types import PERSISTENT_LAYERS
-from hindsight_core.vectors.base import VectorIndex
+from hindsight_core.vectors.base import VectorHit, VectorIndex
 from hindsight_core.write.outbox import VECTOR, ApplyReport
 
 log = logging.getLogger("hindsight.verify")
 
-#: Memories probed per namespace and layer: the newest ones, plus a random draw from the rest. 60 draws
-#: see at least one miss of an index hiding 5 % of its memories 19 times in 20 (0.95 ** 60 < 0.05), which
-#: escalates to probing the whole namespace; 20 let an index hiding 16 % pass 1 time in 30.
+#: A namespace and layer up to this size is probed whole...
+PROBE_WHOLE_LIMIT = 5_000
+#: ...a larger one by its newest memories and a random draw from the rest: 60 draws see at least one
+#: lost memory of an index that lost 5 % 19 times in 20 (0.95 ** 60 < 0.05).
 PROBE_RECENT = 5
 PROBE_RANDOM = 55
-#: A memory must be among this many hits for its own vector...
+#: A memory is looked up among this many hits for its own vector, and a miss again among the deeper
+#: count, where HNSW's search is wide enough to find any memory its graph still reaches.
 PROBE_DEPTH = 10
-#: ...unless that many exact duplicates (cosine ~1) crowd it out, which is a correct answer.
+RECHECK_DEPTH = 100
+#: Vectors per batched query.
+PROBE_BATCH = 200
+#: Hits this close to the query's own vector (cosine ~1: exact duplicates) may crowd a memory out of a
+#: full answer, which is a correct answer.
 _SAME = 1e-3
-#: Share of the sample allowed to miss before the index counts as answering wrongly.
-PROBE_MISS_TOLERANCE = 0.2
-#: A namespace and layer up to this size is probed whole when its sample shows a miss...
-PROBE_EXHAUSTIVE_LIMIT = 5_000
-#: ...and then may miss this share of its memories (a healthy HNSW index misses about 1-2 % here).
-PROBE_EXHAUSTIVE_TOLERANCE = 0.03
 _RAISED = "query raised"
 
 
@@ -64,62 +70,51 @@ class ReconcileReport(ApplyReport):
         self.errors.update(other.errors)
 
 
-def _misses(
-    index: VectorIndex, namespace: str, layer: str, samples: Mapping[str, np.ndarray]
-) -> tuple[str | None, list[str]]:
-    """``(why a query raised or None, the sampled memories not found by their own vector)``."""
-    missed: list[str] = []
-    for memory_id, vector in samples.items():
-        try:
-            hits = index.query(namespace, layer, vector, PROBE_DEPTH)
-        except Exception as exc:  # a corrupt index raises from inside the backend
-            return f"{_RAISED} {type(exc).__name__}: {exc}", missed
-        if memory_id in {h.memory_id for h in hits}:
-            continue
-        if len(hits) >= PROBE_DEPTH and all(h.similarity >= 1.0 - _SAME for h in hits):
-            continue
-        missed.append(memory_id)
-    return None, missed
+def _query_many(index: VectorIndex, namespace: str, layer: str, vectors: np.ndarray, n: int) -> list[list[VectorHit]]:
+    batched = getattr(index, "query_many", None)  # not part of VectorIndex: one query each otherwise
+    if callable(batched):
+        out: list[list[VectorHit]] = []
+        for start in range(0, len(vectors), PROBE_BATCH):
+            out += batched(namespace, layer, vectors[start : start + PROBE_BATCH], n)
+        return out
+    return [index.query(namespace, layer, vector, n) for vector in vectors]
 
 
-def probe(index: VectorIndex, namespace: str, layer: str, samples: Mapping[str, np.ndarray],
-          tolerance: float = PROBE_MISS_TOLERANCE) -> str | None:
-    """Why ``index`` answers wrongly for ``samples`` (memory id -> its stored vector), or ``None``.
+def _missing(index: VectorIndex, namespace: str, layer: str, samples: Mapping[str, np.ndarray], n: int) -> list[str]:
+    """The memories of ``samples`` not among the top ``n`` hits for their own vector with that vector
+    (similarity ~1: an entry holding another vector under the memory's id is found, and wrong), nor
+    crowded out of a full answer by exact duplicates."""
+    if not samples:
+        return []
+    ids = list(samples)
+    answers = _query_many(index, namespace, layer, np.stack([samples[mid] for mid in ids]), n)
+    return [mid for mid, hits in zip(ids, answers, strict=True)
+            if not any(h.memory_id == mid and h.similarity >= 1.0 - _SAME for h in hits)
+            and not (len(hits) >= n and all(h.similarity >= 1.0 - _SAME for h in hits))]
 
-    Any query that raises fails the probe. Misses are tolerated up to ``tolerance`` of the sample: HNSW
-    is approximate, and a healthy index occasionally misses, which must not trigger a rebuild; an index
-    that answers wrongly misses most of them."""
-    return _judge(*_misses(index, namespace, layer, samples), len(samples), tolerance)
 
-
-def _judge(raised: str | None, missed: list[str], probed: int, tolerance: float) -> str | None:
-    if raised is not None:
-        return raised
-    if len(missed) > tolerance * probed:
-        return (f"{len(missed)} of {probed} probed memories are not among the top {PROBE_DEPTH} hits "
-                f"for their own vector (e.g. {missed[0]})")
+def probe(index: VectorIndex, namespace: str, layer: str, samples: Mapping[str, np.ndarray]) -> str | None:
+    """Why ``index`` answers wrongly for ``samples`` (memory id -> its stored vector), or ``None``: a
+    query raised, or a memory is not found by its own vector, with it, even at ``RECHECK_DEPTH``."""
+    try:
+        shallow = _missing(index, namespace, layer, samples, PROBE_DEPTH)
+        lost = _missing(index, namespace, layer, {mid: samples[mid] for mid in shallow}, RECHECK_DEPTH)
+    except Exception as exc:  # a corrupt index raises from inside the backend
+        return f"{_RAISED} {type(exc).__name__}: {exc}"
+    if lost:
+        return (f"{len(lost)} of {len(samples)} probed memories are not among the top {RECHECK_DEPTH} hits "
+                f"for their own vector (e.g. {lost[0]})")
     return None
 
 
-def _probe_namespace(store: RelationalStore, index: VectorIndex, embedder_name: str, namespace: str,
-                     layer: str, sampled: Mapping[str, np.ndarray]) -> str | None:
-    """:func:`probe` of the sample, escalated: a sample that passed but missed some memories says little
-    about a damaged index that hides a few percent of them, so where the namespace is small enough every
-    memory is probed, with a tighter bar."""
-    raised, missed = _misses(index, namespace, layer, sampled)
-    if (why := _judge(raised, missed, len(sampled), PROBE_MISS_TOLERANCE)) is not None or not missed:
-        return why
-    ids = store.indexed_ids(namespace, layer, limit=PROBE_EXHAUSTIVE_LIMIT + 1)
-    if len(ids) > PROBE_EXHAUSTIVE_LIMIT:
-        return None
-    return probe(index, namespace, layer, store.get_embeddings(embedder_name, ids), PROBE_EXHAUSTIVE_TOLERANCE)
-
-
 def _samples(store: RelationalStore, embedder_name: str, namespace: str, layer: str) -> dict[str, np.ndarray]:
-    size = PROBE_RECENT + PROBE_RANDOM
-    ids = store.indexed_ids(namespace, layer, order="newest", limit=PROBE_RECENT)
-    ids += store.indexed_ids(namespace, layer, order="random", limit=size)  # may repeat recent ones: draw enough
-    return store.get_embeddings(embedder_name, list(dict.fromkeys(ids))[:size])
+    ids = store.indexed_ids(namespace, layer, limit=PROBE_WHOLE_LIMIT + 1)
+    if len(ids) > PROBE_WHOLE_LIMIT:
+        size = PROBE_RECENT + PROBE_RANDOM
+        ids = store.indexed_ids(namespace, layer, order="newest", limit=PROBE_RECENT)
+        ids += store.indexed_ids(namespace, layer, order="random", limit=size)  # may repeat recent ones
+        ids = list(dict.fromkeys(ids))[:size]
+    return store.get_embeddings(embedder_name, ids)
 
 
 #: Rebuilds ``(namespaces, layer)`` from the store: queues a vector sync of every memory they should hold
@@ -137,12 +132,13 @@ def verify_vectors(store: RelationalStore, index: VectorIndex, embedder_name: st
     report = ReconcileReport()
     namespaces = store.namespaces()
     for layer in (lay.value for lay in PERSISTENT_LAYERS):
-        samples = {ns: _samples(store, embedder_name, ns, layer) for ns in namespaces}
-        report.probed += sum(len(s) for s in samples.values())
-        broken = {
-            ns: why for ns in namespaces
-            if (why := _probe_namespace(store, index, embedder_name, ns, layer, samples[ns])) is not None
-        }
+        broken: dict[str, str] = {}
+        samples: dict[str, dict[str, np.ndarray]] = {}  # kept for the broken only: probed again after
+        for ns in namespaces:
+            sampled = _samples(store, embedder_name, ns, layer)
+            report.probed += len(sampled)
+            if (why := probe(index, ns, layer, sampled)) is not None:
+                broken[ns], samples[ns] = why, sampled
         if not broken:
             continue
         log.warning("reconcile: vector index answers wrongly for %d namespace(s) of %s; rebuilding: %s",

@@ -14,9 +14,10 @@ import numpy as np
 import pytest
 
 from hindsight_core import Hindsight
-from hindsight_core.types import PERSISTENT_LAYERS
+from hindsight_core.vectors.base import VectorHit
 from hindsight_core.vectors.chroma import ChromaVectorIndex
-from hindsight_core.write.verify import PROBE_RANDOM, PROBE_RECENT, ReconcileReport
+from hindsight_core.write import verify
+from hindsight_core.write.verify import PROBE_RANDOM, PROBE_RECENT, RECHECK_DEPTH, ReconcileReport
 
 HERE = Path(__file__).parent
 
@@ -29,7 +30,7 @@ def _load(name: str) -> ModuleType:
     return module
 
 
-def _lookups(hs: Hindsight, namespace: str) -> tuple[int, int, int]:
+def _lookups(hs: Hindsight, namespace: str, depth: int = 10) -> tuple[int, int, int]:
     """(memories, lookups that raised, lookups that missed): every memory queried with its own vector."""
     ids = [r[0] for r in hs.store.query("SELECT id FROM memories WHERE namespace = ? AND layer = 'episodic'",
                                         (namespace,))]
@@ -38,7 +39,7 @@ def _lookups(hs: Hindsight, namespace: str) -> tuple[int, int, int]:
     raised = missed = 0
     for mid, vector in vectors.items():
         try:
-            missed += mid not in {h.memory_id for h in hs.vectors.query(namespace, "episodic", vector, 10)}
+            missed += mid not in {h.memory_id for h in hs.vectors.query(namespace, "episodic", vector, depth)}
         except Exception:
             raised += 1
     return len(ids), raised, missed
@@ -96,31 +97,66 @@ def test_chroma_written_by_several_engine_processes_is_detected_and_rebuilt(tmp_
         for writer in writers:
             writer.communicate(timeout=300)
         with Hindsight(data, embedder=embedder, background_consolidation=False, reconcile_on_open=False) as hs:
-            _, raised, missed = _lookups(hs, "shared:ns")
+            _, raised, missed = _lookups(hs, "shared:ns", RECHECK_DEPTH)
         if raised:
             break
     with Hindsight(data, embedder=embedder, background_consolidation=False) as hs:
         report = hs.reconcile(verify=True)
         if raised:
             assert "shared:ns: query raised" in report.rebuilt["episodic:*"], report.rebuilt
-        n, raised_after, missed_after = _lookups(hs, "shared:ns")
+        n, raised_after, missed_after = _lookups(hs, "shared:ns", RECHECK_DEPTH)
         print(f"\nseveral writers: {n} memories; before reconcile {raised} lookups raised, {missed} missed; "
               f"after {raised_after} raise, {missed_after} miss; rebuilt {report.rebuilt}")
-        assert raised_after == 0 and missed_after <= n // 20
+        if missed:  # whatever share was lost, not only one above a tolerance
+            assert report.rebuilt, report
+        assert raised_after == 0 and missed_after == 0
         assert hs.reconcile(verify=True).rebuilt == {}  # the index passes its probe
         # a writer may have died before writing any given note: ask for one that was stored
         stored = hs.find("shared:ns", limit=1)[0]
         assert stored.id in {h.memory.id for h in hs.recall(stored.content, namespace="shared:ns", k=3).hits}
 
 
-def test_a_healthy_index_is_probed_within_a_bounded_sample_and_left_alone(tmp_path: Path, embedder) -> None:
+def test_a_healthy_index_is_probed_whole_up_to_a_limit_and_left_alone(tmp_path: Path, embedder,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(verify, "PROBE_WHOLE_LIMIT", 80)
     with Hindsight(tmp_path, embedder=embedder, background_consolidation=False) as hs:
         hs.record_many([_facts(i) for i in range(100)], namespace="user:a")
         hs.record_many([_facts(i) for i in range(5)], namespace="user:b")
         report = hs.reconcile(verify=True)
         assert report.rebuilt == {} and not report.errors
         assert report.probed == PROBE_RECENT + PROBE_RANDOM + 5  # user:a sampled, user:b whole; other layers empty
-        assert report.probed <= (PROBE_RECENT + PROBE_RANDOM) * 2 * len(PERSISTENT_LAYERS)
+
+
+class _LosingIndex(ChromaVectorIndex):
+    """A real Chroma index whose answers leave out some memories, as an HNSW segment that another process
+    flushed over does while its metadata still holds every id."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lost: set[str] = set()
+
+    def query_many(self, *args: Any, **kwargs: Any) -> list[list[VectorHit]]:
+        return [[h for h in hits if h.memory_id not in self.lost] for hits in super().query_many(*args, **kwargs)]
+
+    def drop_namespace(self, *args: Any, **kwargs: Any) -> None:
+        super().drop_namespace(*args, **kwargs)
+        self.lost = set()
+
+
+def test_one_memory_lost_to_vector_search_is_found_and_rebuilt(tmp_path: Path, embedder) -> None:
+    """One lost memory in 300 (0.3 %, under any tolerance a sample could afford) is still a memory that
+    vector recall never returns."""
+    index = _LosingIndex(tmp_path / "chroma")
+    with Hindsight(tmp_path / "data", embedder=embedder, vector_index=index, background_consolidation=False) as hs:
+        notes = hs.record_many([_facts(i) for i in range(300)], namespace="user:a")
+        hs.record_many([_facts(i) for i in range(5)], namespace="user:b")
+        index.lost = {notes[123].id}
+        assert _lookups(hs, "user:a", RECHECK_DEPTH) == (300, 0, 1)
+        report = hs.reconcile(verify=True)
+        assert set(report.rebuilt) == {"episodic:user:a"}, report.rebuilt
+        assert "1 of 300 probed memories" in report.rebuilt["episodic:user:a"]
+        assert _lookups(hs, "user:a", RECHECK_DEPTH) == (300, 0, 0)
+        assert hs.reconcile(verify=True).rebuilt == {}
 
 
 class _CorruptCollection(ChromaVectorIndex):
@@ -129,10 +165,10 @@ class _CorruptCollection(ChromaVectorIndex):
 
     corrupt = True
 
-    def query(self, namespace: str, layer: str, vector: np.ndarray, n: int, **kwargs: Any) -> Any:
+    def query_many(self, namespace: str, layer: str, vectors: np.ndarray, n: int, **kwargs: Any) -> Any:
         if self.corrupt:
             raise RuntimeError("Error finding id")
-        return super().query(namespace, layer, vector, n, **kwargs)
+        return super().query_many(namespace, layer, vectors, n, **kwargs)
 
     def reset_layer(self, layer: str) -> None:
         super().reset_layer(layer)
