@@ -538,16 +538,26 @@ class MemoryRows(Sequence[Memory]):
             return self._tail[i - self._base]
         if i < 0:
             raise IndexError(i)
-        memory_id = self._ids[i]
-        found = self._read.get(memory_id)
-        if found is None:
-            found = self._fetch([memory_id]).get(memory_id) or Memory.model_construct(
-                id=memory_id, namespace=self.namespace, layer=LAYER_CODES[int(self._layers[i])], content="",
-                session_id=None)
-            with self._lock:
-                self._read[memory_id] = found
-                while len(self._read) > self.KEPT:
-                    del self._read[next(iter(self._read))]
+        found = self._read.get(self._ids[i])
+        return found if found is not None else self._read_rows([i])[0]
+
+    def many(self, positions: Sequence[int]) -> list[Memory]:
+        """``[self[i] for i in positions]``, the loaded rows not read yet fetched in one call."""
+        unread = [i for i in positions if 0 <= i < self._base and self._ids[i] not in self._read]
+        if unread:
+            self._read_rows(unread)
+        return [self[i] for i in positions]
+
+    def _read_rows(self, positions: Sequence[int]) -> list[Memory]:
+        ids = [self._ids[i] for i in positions]
+        fetched = self._fetch(ids)
+        found = [fetched.get(mid) or Memory.model_construct(
+            id=mid, namespace=self.namespace, layer=LAYER_CODES[int(self._layers[i])], content="", session_id=None)
+            for mid, i in zip(ids, positions, strict=True)]
+        with self._lock:
+            self._read.update(zip(ids, found, strict=True))
+            while len(self._read) > self.KEPT:
+                del self._read[next(iter(self._read))]
         return found
 
     # what the channels read of every candidate, without reading its row

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import math
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -61,7 +61,7 @@ from hindsight_core.recall.trace import FinalScore, FloorDecision, RecallTrace, 
 from hindsight_core.recall.types import Conflict, QueryAnalysis, RecallHit, RecallResult, render_hit
 from hindsight_core.store.sql import RelationalStore
 from hindsight_core.text.tokens import TokenCounter, truncate_to_tokens
-from hindsight_core.types import Layer, Memory, Status
+from hindsight_core.types import Activation, Layer, Memory, Status
 from hindsight_core.vectors.base import LoadsInBackground, VectorIndex
 from hindsight_core.write.outbox import ACTIVATION, VECTOR, OutboxApplier, unreachable
 
@@ -353,12 +353,14 @@ class RecallPipeline:
             at = dict(zip(rows.tolist(), combined.tolist(), strict=True))
             fused = {corpus.memories.id_at(i): at[i] for i in pool}
         ordered = sorted(fused.items(), key=lambda kv: -kv[1])[: max(cfg.per_channel, k * 2)]
-        # fresh rows: activation moved since the snapshot, and a lifecycle run may have superseded one
+        # the candidates' rows: the snapshot's, current as of this recall's change-log seek, with the
+        # activation that reinforcement moved since (a memory deleted since the seek is dropped)
+        held = corpus.memories.many([corpus.position[mid] for mid, _ in ordered])
         if past:  # the memories as they stood, all current then
-            fresh = {mid: corpus.memories[corpus.position[mid]] for mid, _ in ordered}
+            fresh = {m.id: m for m in held}
             replaced: dict[str, str] = {}
         else:
-            fresh = self.store.get_many_in(namespace, (mid for mid, _ in ordered))
+            fresh = _with_activation(held, self.store.activations_in(namespace, (m.id for m in held)))
             ordered, replaced = self._live(ordered, fresh, namespace)
         # 4. rerank
         texts = [(mid, fresh[mid].content) for mid, _ in ordered]
@@ -847,3 +849,18 @@ def _snapshot_lookups(
         return found
 
     return vector, terms, spread
+
+
+def _with_activation(rows: Sequence[Memory], current: Mapping[str, tuple[float, float, int]]) -> dict[str, Memory]:
+    """Each row still stored, with its stored activation and access count (a copy where they moved)."""
+    out: dict[str, Memory] = {}
+    for m in rows:
+        now = current.get(m.id)
+        if now is None:
+            continue
+        log_base, ref_time, count = now
+        if (m.activation.log_base, m.activation.ref_time, m.access_count) != now:
+            m = m.model_copy(update={"activation": Activation(log_base=log_base, ref_time=ref_time),
+                                     "access_count": count})
+        out[m.id] = m
+    return out

@@ -390,6 +390,23 @@ class RelationalStore:
                 found[r[0]] = _memory(r)
         return found
 
+    def activations_in(self, namespace: str, ids: Iterable[str]) -> dict[str, tuple[float, float, int]]:
+        """``(activation log base, its reference time, access count)`` of each id of ``namespace``: the
+        columns every reinforcement rewrites and the change log does not watch, so they are all that a
+        current recall snapshot's rows may lack (``get_many_in`` reads whole rows)."""
+        ids = list(dict.fromkeys(ids))
+        found: dict[str, tuple[float, float, int]] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            for r in self.query(
+                "SELECT id, act_log_base, act_ref_time, access_count FROM memories "
+                f"WHERE {{noindex}}namespace = ? AND id IN ({marks})",
+                [namespace, *chunk],
+            ):
+                found[r[0]] = (float(r[1]), float(r[2]), int(r[3]))
+        return found
+
     def select(self, where: str = "1=1", params: Sequence[Any] = (), *, order: str = "seq",
                limit: int | None = None) -> list[Memory]:
         """Memories matching a WHERE clause written against the ``memories`` columns."""

@@ -178,6 +178,9 @@ def test_recall_log_health_figures_and_batched_reinforcement(engine: Hindsight, 
     # the activation index follows (the outbox ran)
     hot = dict(engine.activation.top("user:h", "episodic", 3))
     assert before.id in hot
+    # the next recall's hit carries the reinforced row, though its snapshot predates the reinforcement
+    again = {h.memory.id: h.memory for h in engine.recall("比亚迪的续航怎么样？", "user:h", k=2).hits}
+    assert (again[before.id].access_count, again[before.id].activation) == (1, after.activation)
 
 
 def test_reinforcement_flushes_by_batch_size(engine: Hindsight) -> None:
