@@ -112,12 +112,18 @@ class _Pairs:
         self.sameness = same
         self._terms = terms
         self._known_terms: dict[int, frozenset[str] | None] = {}
+        self._total: dict[int, float] = {}
         self._weights = _Weights(idf)
         n = len(hits)
         self.vectors: list[np.ndarray | None] = [None] * n
         self.spreads: list[Baseline | None] = [None] * n
         self.reachable = np.zeros((n, n), dtype=bool)
+        #: Each pair's z from the one matrix product, and how far from a bar it must be for the z from
+        #: the two vectors (the one a decision uses) to fall on the same side.
+        self.z = np.zeros((n, n))
+        self.slack = np.full((n, n), np.inf)
         bars = [bar for bar in (same.echo_z, same.duplicate_z) if bar is not None]
+        self.bars = bars
         if not bars:
             return
         for i, h in enumerate(hits):
@@ -133,6 +139,12 @@ class _Pairs:
         # z >= bar for both directions of a pair means cosine >= mean + bar * std of both hits' spreads
         needed = np.asarray([_at_least(self.spreads[i], min(bars)) for i in known])
         self.reachable[np.ix_(known, known)] = cosines >= np.maximum.outer(needed, needed) - ROUNDING
+        spreads = [self.spreads[i] for i in known]
+        means = np.asarray([s.mean for s in spreads if s is not None])
+        stds = np.asarray([s.std for s in spreads if s is not None])
+        one_side = (cosines.astype(np.float64) - means[:, None]) / stds[:, None]
+        self.z[np.ix_(known, known)] = np.minimum(one_side, one_side.T)
+        self.slack[np.ix_(known, known)] = ROUNDING / np.minimum.outer(stds, stds)
 
     def terms_of(self, i: int) -> frozenset[str] | None:
         """Hit ``i``'s keyword terms, looked up once (a hit is compared with every group before it)."""
@@ -148,9 +160,11 @@ class _Pairs:
             return True
         if not self.reachable[a, b]:
             return False
-        va, vb, sa, sb = self.vectors[a], self.vectors[b], self.spreads[a], self.spreads[b]
-        assert va is not None and vb is not None and sa is not None and sb is not None
-        z = min(float(sa.z(float(va @ vb))), float(sb.z(float(vb @ va))))
+        z = float(self.z[a, b])
+        if any(abs(z - bar) <= self.slack[a, b] for bar in self.bars):  # too close to a bar to tell
+            va, vb, sa, sb = self.vectors[a], self.vectors[b], self.spreads[a], self.spreads[b]
+            assert va is not None and vb is not None and sa is not None and sb is not None
+            z = min(float(sa.z(float(va @ vb))), float(sb.z(float(vb @ va))))
         same = self.sameness
         echo = self.agent[a] != self.agent[b]
         if same.echo_z is not None and z >= same.echo_z and echo and adjacent(ma.id, mb.id):
@@ -158,7 +172,20 @@ class _Pairs:
         if same.duplicate_z is None or z < same.duplicate_z:
             return False
         ta, tb = self.terms_of(a), self.terms_of(b)
-        return ta is not None and tb is not None and weighted_overlap(ta, tb, self._weights.__getitem__) >= same.overlap
+        if ta is None or tb is None:
+            return False
+        # weighted_overlap, with each hit's total weight summed once: the union's is the two totals
+        # less what they share
+        weight = self._weights.__getitem__
+        shared = sum(map(weight, ta & tb))
+        union = self.weight_of(a, ta) + self.weight_of(b, tb) - shared
+        return union > 0 and shared / union >= same.overlap
+
+    def weight_of(self, i: int, terms: frozenset[str]) -> float:
+        total = self._total.get(i)
+        if total is None:
+            total = self._total[i] = sum(map(self._weights.__getitem__, terms))
+        return total
 
 
 class _Weights(dict[str, float]):
