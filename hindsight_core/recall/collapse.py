@@ -42,13 +42,15 @@ class Sameness:
     overlap: float
 
 
-def weighted_overlap(a: frozenset[str], b: frozenset[str], idf: Callable[[str], float]) -> float:
-    """idf-weighted Jaccard of two term sets: rare shared words count, common ones barely."""
-    union = a | b
-    if not union:
-        return 0.0
-    total = sum(idf(t) for t in union)
-    return sum(idf(t) for t in a & b) / total if total > 0 else 0.0
+def weighted_overlap(a: frozenset[str], b: frozenset[str], idf: Callable[[str], float],
+                     weight_a: float | None = None, weight_b: float | None = None) -> float:
+    """idf-weighted Jaccard of two term sets: rare shared words count, common ones barely.
+    ``weight_a`` / ``weight_b``: each set's summed idf, when the caller keeps it (the union's weight is
+    the two less what they share)."""
+    shared = sum(map(idf, a & b))
+    union = ((sum(map(idf, a)) if weight_a is None else weight_a)
+             + (sum(map(idf, b)) if weight_b is None else weight_b) - shared)
+    return shared / union if union > 0 else 0.0
 
 
 #: How far a pair's cosine from the one matrix product over the hits may sit below the cosine the
@@ -139,9 +141,9 @@ class _Pairs:
         # z >= bar for both directions of a pair means cosine >= mean + bar * std of both hits' spreads
         needed = np.asarray([_at_least(self.spreads[i], min(bars)) for i in known])
         self.reachable[np.ix_(known, known)] = cosines >= np.maximum.outer(needed, needed) - ROUNDING
-        spreads = [self.spreads[i] for i in known]
-        means = np.asarray([s.mean for s in spreads if s is not None])
-        stds = np.asarray([s.std for s in spreads if s is not None])
+        spreads = [s for s in self.spreads if s is not None]  # the known hits', in order
+        means = np.asarray([s.mean for s in spreads])
+        stds = np.asarray([s.std for s in spreads])
         one_side = (cosines.astype(np.float64) - means[:, None]) / stds[:, None]
         self.z[np.ix_(known, known)] = np.minimum(one_side, one_side.T)
         self.slack[np.ix_(known, known)] = ROUNDING / np.minimum.outer(stds, stds)
@@ -174,14 +176,11 @@ class _Pairs:
         ta, tb = self.terms_of(a), self.terms_of(b)
         if ta is None or tb is None:
             return False
-        # weighted_overlap, with each hit's total weight summed once: the union's is the two totals
-        # less what they share
-        weight = self._weights.__getitem__
-        shared = sum(map(weight, ta & tb))
-        union = self.weight_of(a, ta) + self.weight_of(b, tb) - shared
-        return union > 0 and shared / union >= same.overlap
+        overlap = weighted_overlap(ta, tb, self._weights.__getitem__, self.weight_of(a, ta), self.weight_of(b, tb))
+        return overlap >= same.overlap
 
     def weight_of(self, i: int, terms: frozenset[str]) -> float:
+        """Hit ``i``'s summed term weight, summed once."""
         total = self._total.get(i)
         if total is None:
             total = self._total[i] = sum(map(self._weights.__getitem__, terms))
