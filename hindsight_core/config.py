@@ -142,9 +142,13 @@ class RecallConfig(BaseModel):
     #: A reply of at most this many keyword terms ("Hill", "绵阳") takes the floor evidence of the turn it
     #: answers (the previous turn of its session, said by another speaker); 0: off.
     reply_terms: int = 2
-    #: A query is inside a standing fact's domain (profile.py) when its cosine to one of the domain's
-    #: prototype requests stands this many standard deviations above the background.
-    domain_z: float = 4.5
+    #: A query whose request score (``sentence_kinds.SentenceKinds.request``, signed) is above this bar
+    #: is a request, and is offered the standing facts closest to it (profile.py); 0 is the classifier's
+    #: own boundary.
+    request_bar: float = 0.0
+    #: How many standing facts a request is offered. An offer passes the relevance floor by its kind and
+    #: is not reinforced: being offered is not evidence of use.
+    standing_offers: int = 2
     #: One hit per fact (collapse.py): a distilled fact and the episodes it cites, and exact duplicates,
     #: are always one hit. The agent's adjacent reply (``AGENT_ROLES``) whose cosine to a turn stands this
     #: many standard deviations above the background is an echo of it, also one hit (``None``: off). A

@@ -123,15 +123,15 @@ def keyword_channel(inp: ChannelInput, docs: np.ndarray, scores: np.ndarray) -> 
     return _top(inp, docs[best], scores[best])
 
 
-def profile_channel(inp: ChannelInput, similarity: Similarity, domains: set[str]) -> Ranked:
-    """Standing facts (an allergy, a name) whose domain the request falls in, closest first."""
-    if not domains:
+def profile_channel(inp: ChannelInput, similarity: Similarity, kinds: set[str], offers: int) -> Ranked:
+    """The ``offers`` standing facts of the requested ``kinds`` closest to the request (profile.py)."""
+    if not kinds or offers <= 0:
         return []
     members: set[int] = set()
-    for kind in domains:
+    for kind in kinds:
         members.update(inp.corpus.standing_index.get(kind, ()))
     indexes = sorted(members)
-    return _top(inp, indexes, similarity(indexes))
+    return _top(inp, indexes, similarity(indexes))[:offers]
 
 
 def temporal_channel(inp: ChannelInput, similarity: Similarity) -> Ranked:

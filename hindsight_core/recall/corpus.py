@@ -36,7 +36,6 @@ from hindsight_core.recall.floor import is_cjk
 from hindsight_core.recall.growing import GrowingArray, GrowingList, GrowingMap, ListView, Positions, members_below
 from hindsight_core.recall.keyword import KeywordIndex, KeywordView
 from hindsight_core.recall.moments import VectorMoments
-from hindsight_core.recall.profile import standing_kinds
 from hindsight_core.recall.snapshot_file import SnapshotFiles
 from hindsight_core.store.changes import DELETED
 from hindsight_core.store.sql import RelationalStore
@@ -72,7 +71,7 @@ class Corpus:
     #: crosses only such pairs (fusion.py: a reply depends on what it answers, a speaker's next
     #: statement does not).
     reply: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
-    #: The standing-fact kinds each memory states (see profile.py).
+    #: The standing-fact kinds each memory states (see profile.py, ``StandingOf``).
     standing: Sequence[tuple[str, ...]] = field(default_factory=list)
     #: Standing-fact kind → indexes of the memories stating it (ascending), so the profile channel
     #: reads its members instead of testing every memory.
@@ -188,9 +187,10 @@ class CorpusCache:
     (``snapshot_file.py``): saved when built, when they grew by a tenth since the last save, and on
     :meth:`close`."""
 
-    def __init__(self, store: RelationalStore, capacity: int = 32, files: SnapshotFiles | None = None,
-                 file_min: int = 2000) -> None:
+    def __init__(self, store: RelationalStore, standing_of: StandingOf, capacity: int = 32,
+                 files: SnapshotFiles | None = None, file_min: int = 2000) -> None:
         self._store = store
+        self._standing_of = standing_of
         self._capacity = capacity
         self._items: OrderedDict[tuple[str, bool], Corpus] = OrderedDict()
         #: Point-in-time snapshots by (namespace, include_cold, as_of), see :meth:`as_of`.
@@ -367,7 +367,7 @@ class CorpusCache:
             if fresh and min(seqs[m.id] or 0 for m in fresh) <= cached.max_seq:
                 return None
             corpus = _append(cached, fresh, replaced, vectors_for, latest,
-                             max([cached.max_seq, *(seqs[m.id] or 0 for m in fresh)]))
+                             max([cached.max_seq, *(seqs[m.id] or 0 for m in fresh)]), self._standing_of)
             return corpus  # a new memory that supersedes another changed that one: not this path
 
     def as_of(self, namespace: str, include_cold: bool, at: float, vectors_for: VectorsFor, model: str,
@@ -412,7 +412,7 @@ class CorpusCache:
         growth = _Growth(vectors[:0], keyword)
         empty = Corpus(key=key, memories=MemoryRows(namespace, _nothing), vectors=growth.vectors.view(),
                        keyword=keyword.view(0), change=change, growth=growth)
-        corpus = _append(empty, stood, {}, None, change, 0, vectors=vectors, indexed=True)
+        corpus = _append(empty, stood, {}, None, change, 0, self._standing_of, vectors=vectors, indexed=True)
         corpus.growth = None  # a moment in the past is never extended
         with self._lock:
             self._past[key] = corpus
@@ -449,7 +449,8 @@ class CorpusCache:
             key=(namespace, include_cold), memories=MemoryRows(namespace, self._fetcher(namespace)),
             vectors=growth.vectors.view(), keyword=keyword.view(0), change=change, max_seq=max_seq, growth=growth,
         )
-        built = _append(corpus, memories, {}, None, change, max_seq, vectors=vectors, indexed=True)
+        built = _append(corpus, memories, {}, None, change, max_seq, self._standing_of, vectors=vectors,
+                        indexed=True)
         built.has_superseded = self._has_superseded(namespace)
         return built
 
@@ -647,7 +648,8 @@ class Neighbours(Sequence[tuple[int, ...]]):
 
 def _append(
     cached: Corpus, fresh: Sequence[Memory], replaced: dict[int, Memory], vectors_for: VectorsFor | None,
-    change: int, max_seq: int, *, vectors: np.ndarray | None = None, indexed: bool = False,
+    change: int, max_seq: int, standing_of: StandingOf, *, vectors: np.ndarray | None = None,
+    indexed: bool = False,
 ) -> Corpus:
     """A new snapshot: ``cached`` plus ``fresh`` memories at the end, ``replaced`` entries swapped.
 
@@ -668,7 +670,7 @@ def _append(
     if not indexed:
         growth.keyword.extend([m.content for m in fresh])
     n = n0 + len(fresh)
-    kinds = [standing_kinds(m.content) for m in fresh]
+    kinds = standing_of(fresh, vectors)
     for i, m in enumerate(fresh, start=n0):
         growth.index[m.id] = i
         for name in m.entities:
@@ -849,6 +851,10 @@ def restore(namespace: str, include_cold: bool, fetch: Callable[[Sequence[str]],
     corpus.cold = growth.cold.view()
     corpus.has_superseded = bool(values["has_superseded"])
     return corpus
+
+
+#: The standing-fact kinds of memories given their vectors (profile.py; the pipeline binds the classifier).
+StandingOf = Callable[[Sequence[Memory], np.ndarray], list[tuple[str, ...]]]
 
 
 class VectorsFor:

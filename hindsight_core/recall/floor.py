@@ -205,12 +205,14 @@ def apply_floor(evidence: Mapping[str, Evidence], cfg: RecallConfig, *, history:
     (a time expression is the user pointing at them; fusion still ranks them by relevance)."""
     if not evidence:
         return set()
-    w = cfg.floor_coverage_weight
     anchor, keep = floor_bars(cfg, history=history, size=size)
     if not is_anchored(evidence, cfg, anchor):
         return set()
-    return {
-        mid for mid, e in evidence.items()
-        if e.strength(w) >= keep or e.standing or e.in_window
-        or (e.rerank is not None and e.rerank >= 0.5)
-    }
+    return {mid for mid, e in evidence.items() if e.standing or clears(e, cfg, keep)}
+
+
+def clears(e: Evidence, cfg: RecallConfig, keep: float) -> bool:
+    """Whether a candidate clears the lower bar by what it shares with the query (or its time): a
+    standing fact offered by its kind alone does not."""
+    return (e.strength(cfg.floor_coverage_weight) >= keep or e.in_window
+            or (e.rerank is not None and e.rerank >= 0.5))

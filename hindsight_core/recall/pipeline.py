@@ -23,6 +23,7 @@ from hindsight_core.config import HindsightConfig
 from hindsight_core.context import Changes
 from hindsight_core.embeddings.base import Embedder
 from hindsight_core.recall import channels as ch
+from hindsight_core.recall import sentence_kinds
 from hindsight_core.recall.analysis import analyze
 from hindsight_core.recall.budget import pack
 from hindsight_core.recall.collapse import Sameness, collapse
@@ -33,6 +34,7 @@ from hindsight_core.recall.floor import (
     LanguageBaselines,
     apply_floor,
     baseline,
+    clears,
     floor_bars,
     is_anchored,
     is_cjk,
@@ -52,7 +54,7 @@ from hindsight_core.recall.fusion import (
 from hindsight_core.recall.keyword import tokenize
 from hindsight_core.recall.log import LogEntry, RecallRecorder
 from hindsight_core.recall.moments import Spread
-from hindsight_core.recall.profile import STANDING_KINDS
+from hindsight_core.recall.profile import STATE, standing_kinds
 from hindsight_core.recall.rerank import Reranker, rerank
 from hindsight_core.recall.scoring import final_score
 from hindsight_core.recall.snapshot_file import SnapshotFiles
@@ -110,6 +112,8 @@ class _Part:
     history: bool
     rates: dict[Layer, float]
     updates: list[Update]
+    #: Kept only as standing facts offered to a request: shown, not reinforced (profile.py).
+    offered: set[str]
 
 
 class RecallPipeline:
@@ -136,13 +140,13 @@ class RecallPipeline:
         self.config = config
         self.outbox = outbox
         self.reranker = reranker
-        self.corpora = CorpusCache(store, files=snapshot_files, file_min=config.recall.snapshot_file_min_memories)
+        self.corpora = CorpusCache(store, self._standing_of, files=snapshot_files,
+                                   file_min=config.recall.snapshot_file_min_memories)
         #: Token counts are asked for the same memory texts again and again; the tokenizer is not free.
         self.counter = CachedCounter(tokens)
         self._flushing: Future[None] | None = None
         self.recorder = RecallRecorder(changes, config, lambda: to_ts(now()))
         self._background: tuple[np.ndarray, np.ndarray] | None = None
-        self._prototypes: dict[str, tuple[np.ndarray, list[bool]]] | None = None
         #: Memories' cosines to the background (mean, spread), by vector and text: see _snapshot_lookups.
         self._spreads: dict[tuple[bytes, str], Baseline] = {}
         self._lock = threading.Lock()
@@ -179,11 +183,11 @@ class RecallPipeline:
 
     def warm_up(self) -> None:
         """Load what the first recall of a process would (``Hindsight.warm_up``): the embedder's model,
-        the background and prototype vectors, jieba's dictionary and part-of-speech model, the token
+        the background vectors, the sentence-kind classifiers, jieba's dictionary and part-of-speech model, the token
         counter, the reranker."""
         query_vector = self.embedder.embed_query("warm up")
-        english, chinese = self.background()
-        self._domains(query_vector, LanguageBaselines(query_vector, english, chinese))
+        self.background()
+        self._requested(query_vector)
         tokenize("预热一下")  # loads jieba's dictionary
         # a Chinese query's entities load jieba's part-of-speech model (1-2 s of its own)
         for text in ("上周王磊说了什么？", "what did Lily say last week?"):
@@ -285,7 +289,7 @@ class RecallPipeline:
                 share = result.model_copy(update={"hits": [h for h in injected if h.memory.namespace == p.namespace]})
                 self._record(p.namespace, share, session_id, now, p.rankings,
                              [h for h in idle if h.memory.namespace == p.namespace],
-                             {h.memory.id: h.score for h in share.hits}, top)
+                             {h.memory.id: h.score for h in share.hits if h.memory.id not in p.offered}, top)
         return result
 
     def _candidates(
@@ -312,14 +316,14 @@ class RecallPipeline:
         english, chinese = self.background()
         if not shared:
             first = LanguageBaselines(query_vector, english, chinese)
-            shared.append((first, self._domains(query_vector, first)))
+            shared.append((first, self._requested(query_vector)))
         base, domains = shared[0]
         rankings: dict[str, ch.Ranked] = {
             "vector": vector,
             "keyword": ch.keyword_channel(inp, keyword_docs, keyword_values),
             "temporal": ch.temporal_channel(inp, similarity),
             "entity": ch.entity_channel(inp, similarity),
-            "profile": ch.profile_channel(inp, similarity, domains),
+            "profile": ch.profile_channel(inp, similarity, domains, cfg.standing_offers),
             "activation": heat,
         }
         # 3. fuse, with routing and conversational context
@@ -393,6 +397,8 @@ class RecallPipeline:
                                      rerank=reranked.get(mid) if reranked else None)
         history = bool(analysis.history_cues or window)
         kept = apply_floor(evidence, cfg, history=history, size=corpus.size)
+        keep_bar = floor_bars(cfg, history=history, size=corpus.size)[1]
+        offered = {mid for mid in kept if evidence[mid].standing and not clears(evidence[mid], cfg, keep_bar)}
         # 6a. recall-time updates (supersede.py): an older value hands its place to the newer one
         updates = self._updates(query, ordered, kept, fresh, corpus, english, chinese)
         ordered, kept = hand_over(ordered, kept, updates)
@@ -400,7 +406,7 @@ class RecallPipeline:
             namespace=namespace, corpus=corpus, rankings=rankings, weights=weights, ordered=ordered,
             replaced=replaced, fresh=fresh, reranked=reranked, evidence=evidence, kept=kept,
             keep=[(mid, score) for mid, score in ordered if mid in kept], history=history, rates=rates,
-            updates=updates,
+            updates=updates, offered=offered,
         )
 
     def _final_scores(
@@ -673,22 +679,16 @@ class RecallPipeline:
         z = np.where(same, (query_side + memory_side) / 2.0, query_side - cfg.floor_cross_lingual_offset)
         return {mid: float(v) for mid, v in zip([*inside, *outside], z, strict=True)}
 
-    def _domains(self, query_vector: np.ndarray, base: LanguageBaselines) -> set[str]:
-        """The standing-fact kinds whose domain the query falls in."""
-        with self._lock:
-            if self._prototypes is None:
-                self._prototypes = {
-                    kind.name: (self.embedder.embed_documents(list(kind.domain)), [is_cjk(t) for t in kind.domain])
-                    for kind in STANDING_KINDS
-                }
-            prototypes = self._prototypes
-        threshold = self.config.recall.domain_z
-        found: set[str] = set()
-        for name, (vectors, cjk) in prototypes.items():
-            z = base.z_array(vectors @ query_vector, np.asarray(cjk, dtype=bool))
-            if float(z.max()) >= threshold:
-                found.add(name)
-        return found
+    def _requested(self, query_vector: np.ndarray) -> set[str]:
+        """The standing-fact kinds a query asks to be offered: ``{STATE}`` for a request (profile.py)."""
+        kinds = sentence_kinds.for_embedder(self.embedder)
+        return {STATE} if kinds.request(query_vector) > self.config.recall.request_bar else set()
+
+    def _standing_of(self, memories: Sequence[Memory], vectors: np.ndarray) -> list[tuple[str, ...]]:
+        """The standing-fact kinds of memories being added to a snapshot (``CorpusCache``)."""
+        if not memories:
+            return []
+        return standing_kinds(memories, sentence_kinds.for_embedder(self.embedder).standing(vectors))
 
     def _live(
         self, ordered: list[tuple[str, float]], fresh: dict[str, Memory], namespace: str

@@ -1,76 +1,42 @@
-"""Standing facts: what a user said once that constrains every later request of its kind.
+"""Standing facts: what a person said once of themselves that should shape their later requests.
 
-An allergy matters to "recommend a restaurant" although the two share no words and sit far apart in
-embedding space; a name matters to "what should you call me". Similarity alone cannot bridge that, so
-each kind of standing fact names the domain of requests it constrains, as a few prototype requests.
-When a query falls clearly inside a domain (its cosine to the prototypes stands out against the
-background, like the relevance floor), the standing facts of that domain become candidates and count
-as evidence. The kinds are few and generic on purpose: this is about constraints, not topics."""
+An allergy matters to "recommend a dessert", a night shift to "when should I go to the gym", although
+each pair shares no words and sits far apart in embedding space. No list of domains can name every such
+pair, so a memory is a standing fact by what kind of sentence it is (``sentence_kinds.py``): a person's
+own statement (first person, not the agent's turn) of a lasting state, condition, habit or preference;
+a distilled fact or preference always is. A query that is a request gets the namespace's standing facts
+closest to it offered as evidence (``RecallConfig.standing_offers``); a question of fact or about the
+past gets none, whatever it resembles."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Sequence
+
+import numpy as np
+
+from hindsight_core.types import AGENT_ROLES, Layer, Memory
+
+#: The one kind of standing fact (``Corpus.standing_index`` is keyed by kind).
+STATE = "state"
+
+#: The first person in English and Chinese: grammar, a closed class, not a topic list.
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i’m|i've|i'd|i'll|me|my|mine|myself)\b|我", re.IGNORECASE)
 
 
-@dataclass(frozen=True)
-class StandingKind:
-    name: str
-    #: Matches the text of a memory that states such a fact.
-    pattern: re.Pattern[str]
-    #: Requests the fact constrains, in English and Chinese.
-    domain: tuple[str, ...]
+def standing_kinds(memories: Sequence[Memory], scores: np.ndarray) -> list[tuple[str, ...]]:
+    """For each memory, the kinds of standing fact it states: ``(STATE,)`` or none. ``scores`` are the
+    standing-state classifier's (``SentenceKinds.standing``) for the memories' vectors."""
+    return [(STATE,) if _states(m, float(s)) else () for m, s in zip(memories, scores, strict=True)]
 
 
-_FOOD = (
-    "Recommend a restaurant for dinner.",
-    "What should I cook tonight?",
-    "Order some food for the party.",
-    "Suggest a recipe for the weekend.",
-    "Where should we eat out with friends?",
-    "推荐一家餐厅。",
-    "今晚吃什么好？",
-    "帮我订个饭店请朋友吃饭。",
-    "推荐一道菜的做法。",
-    "帮我点个外卖。",
-)
-
-STANDING_KINDS: tuple[StandingKind, ...] = (
-    StandingKind(
-        "diet",
-        re.compile(
-            r"过敏|忌口|吃素|素食|不吃|不能吃|乳糖不耐|清真|allerg|intoleran|vegetarian|vegan|gluten|"
-            r"\bhalal\b|\bkosher\b|(?:can't|cannot|don't|do not|never) eat",
-            re.IGNORECASE,
-        ),
-        _FOOD,
-    ),
-    StandingKind(
-        "name",
-        re.compile(r"我叫|我的名字|叫我|称呼我|my name is|call me\b|my name's", re.IGNORECASE),
-        (
-            "What is my name?",
-            "What should you call me?",
-            "Do you know who I am?",
-            "我叫什么名字？",
-            "你该怎么称呼我？",
-        ),
-    ),
-    StandingKind(
-        "health",
-        re.compile(r"糖尿病|高血压|哮喘|怀孕|心脏病|diabet|pregnan|asthma|blood pressure|heart condition",
-                   re.IGNORECASE),
-        (
-            *_FOOD,
-            "Recommend a workout plan for me.",
-            "Which medicine can I take for a cold?",
-            "推荐一个适合我的运动计划。",
-            "感冒了吃什么药好？",
-        ),
-    ),
-)
-
-
-def standing_kinds(text: str) -> tuple[str, ...]:
-    """The kinds of standing fact a memory states (usually none)."""
-    return tuple(kind.name for kind in STANDING_KINDS if kind.pattern.search(text))
+def _states(memory: Memory, score: float) -> bool:
+    if score <= 0.0:
+        return False
+    if memory.layer == Layer.SEMANTIC:
+        return True  # distilled from what the person said about themselves
+    if memory.layer != Layer.EPISODIC:
+        return False
+    if memory.role is not None and memory.role.lower() in AGENT_ROLES:
+        return False
+    return _FIRST_PERSON.search(memory.content) is not None

@@ -40,7 +40,8 @@ import numpy as np
 log = logging.getLogger(__name__)
 
 MAGIC = b"HSRSNAP\x00"
-VERSION = 3  # 2: the vector moments and the recency order; 3: the speaker changes (``reply``), roles in digests
+VERSION = 4  # 2: the vector moments and the recency order; 3: the speaker changes (``reply``), roles in digests;
+#: 4: standing facts by meaning (one kind, ``profile.STATE``)
 _ALIGN = 64
 
 T = TypeVar("T")

@@ -208,16 +208,6 @@ def test_zsum_on_the_candidates_alone_scores_them_as_over_the_whole_namespace() 
     assert len(rows) < n / 4
 
 
-def test_standing_facts_are_recognised() -> None:
-    from hindsight_core.recall.profile import standing_kinds
-
-    assert "diet" in standing_kinds("你好，我叫王磊，先说一下我对花生过敏，很严重的那种。")
-    assert "name" in standing_kinds("你好，我叫王磊，先说一下我对花生过敏，很严重的那种。")
-    assert standing_kinds("Just so you know, I'm allergic to shellfish.") == ("diet",)
-    assert standing_kinds("Hi, my name is Rajesh, but everyone calls me Raj.") == ("name",)
-    assert standing_kinds("最近在看新能源车，比亚迪和特斯拉你觉得哪个好？") == ()
-
-
 def test_floor_needs_an_anchor_that_grows_with_the_namespace() -> None:
     from hindsight_core.recall.config import RecallConfig
     from hindsight_core.recall.floor import Evidence, anchor_threshold, apply_floor

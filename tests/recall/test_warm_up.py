@@ -1,5 +1,5 @@
 """``warm_up()`` loads, once per process, what the first recall would: the embedder's model, jieba's
-dictionary, the floor's background vectors and the standing-fact prototypes. Run in a fresh interpreter,
+dictionary, the floor's background vectors and the sentence-kind classifiers. Run in a fresh interpreter,
 since the test session has loaded most of it already. What it saves is timed in benchmarks/cold_start.py
 (docs/benchmarks.md), not here."""
 
@@ -16,7 +16,7 @@ import pytest
 CHILD = r"""
 import json, sys
 from hindsight_core import Hindsight, HindsightConfig
-from hindsight_core.recall import keyword
+from hindsight_core.recall import keyword, sentence_kinds
 from hindsight_core.text import entities
 
 config = HindsightConfig()
@@ -33,7 +33,7 @@ after = {
     "model": hs.embedder._model is not None, "jieba": keyword._jieba is not None,
     "pos_tagger": entities._posseg is not None and "jieba.posseg" in sys.modules,
     "background": pipeline is not None and pipeline._background is not None,
-    "prototypes": pipeline is not None and pipeline._prototypes is not None,
+    "sentence_kinds": (hs.embedder.name, hs.embedder.dim) in sentence_kinds._fitted,
 }
 hs.record("我对花生过敏。", "user:w")
 hits = [h.memory.content for h in hs.recall("我对什么过敏？", "user:w").hits]
@@ -53,7 +53,7 @@ def test_warm_up_loads_what_the_first_recall_needs(tmp_path: Path, mode: str) ->
     if mode == "explicit":  # opening loads nothing (with warm_up_on_open the thread may have begun)
         assert report["before"] == {"model": False, "jieba": False}
     assert report["after"] == {"model": True, "jieba": True, "pos_tagger": True, "background": True,
-                               "prototypes": True}
+                               "sentence_kinds": True}
     assert report["hits"] == ["我对花生过敏。"]
 
 

@@ -1,0 +1,327 @@
+"""Two kinds of sentence, told apart by meaning: a request for something to be chosen or made for the
+asker, and a person's statement of a standing state of theirs.
+
+A stated allergy, condition, habit or preference should shape every later request it bears on
+("推荐点甜品" after "我对芒果过敏"), although the two share no words and sit far apart in embedding space.
+No list of domains can name every such pair, so recall asks two questions any pair has in common: is
+the query a request (rather than a question of fact or about the past), and is the memory a standing
+state of the person (rather than an event, a question or small talk)? Each question is a linear
+classifier (ridge regression) over the embedder's own vectors, fitted on the labelled sentences below,
+which are about everyday topics and are written in English and Chinese. The examples name *kinds of
+sentence*, not domains: held-out queries and memories of other topics are classified by the same
+weights (docs/benchmarks.md reports the held-out rates).
+
+The weights are fitted once per embedder, on first use, and kept for the process."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+from hindsight_core.embeddings.base import Embedder
+
+#: Requests: the asker wants something chosen, planned, written or suggested for them.
+REQUESTS: tuple[str, ...] = (
+    "Recommend a good book for my flight.",
+    "Suggest a gift for my dad's birthday.",
+    "Help me plan a weekend in Kyoto.",
+    "What should I cook for dinner tonight?",
+    "Can you find me a hotel near the station?",
+    "Write a packing list for a camping trip.",
+    "Which laptop should I buy for programming?",
+    "Give me some ideas for a date night.",
+    "Plan my meals for next week.",
+    "Pick a movie for us to watch on Friday.",
+    "Suggest a podcast for my commute.",
+    "Could you draft an itinerary for three days in Rome?",
+    "What shoes should I get for the office?",
+    "Recommend a board game for a family evening.",
+    "Help me choose a paint colour for the bedroom.",
+    "Find a weekend hobby that would suit me.",
+    "Can you suggest a lunch I can bring to work?",
+    "Put together a reading list for the summer.",
+    "Choose a wine to go with the roast.",
+    "Suggest a present for my niece, she turns six.",
+    "Help me pick a phone plan.",
+    "What should I pack for a business trip to Oslo?",
+    "Recommend some music for studying.",
+    "Plan a picnic for Sunday afternoon.",
+    "Could you recommend a mattress?",
+    "Suggest an activity for a rainy day.",
+    "推荐一部周末看的电影。",
+    "帮我安排一下明天的行程。",
+    "给我爸挑个生日礼物。",
+    "帮我写一份露营的装备清单。",
+    "晚饭做什么好？",
+    "推荐一款适合编程的笔记本电脑。",
+    "帮我规划一下下周的菜单。",
+    "给我推荐几本适合在飞机上看的书。",
+    "帮我选一个卧室的墙面颜色。",
+    "推荐一个适合全家玩的桌游。",
+    "帮我找一家火车站附近的酒店。",
+    "周末有什么好玩的活动推荐吗？",
+    "给我推荐几个通勤时听的播客。",
+    "帮我做一个三天的东京旅行计划。",
+    "帮我挑一双上班穿的鞋。",
+    "推荐一些适合学习时听的音乐。",
+    "下雨天在家可以做点什么？给点建议。",
+    "帮我准备一个周日野餐的方案。",
+    "推荐一款适合送给侄女的礼物。",
+    "帮我选个手机套餐。",
+    "出差去奥斯陆要带些什么？",
+    "给我推荐一个周末爱好。",
+)
+
+#: Not requests: questions of fact, questions about what happened, statements, small talk.
+NOT_REQUESTS: tuple[str, ...] = (
+    "What is the capital of Australia?",
+    "How does photosynthesis work?",
+    "When did the Berlin Wall fall?",
+    "What did I tell you about my sister last week?",
+    "When did I last visit the dentist?",
+    "Who won the match yesterday?",
+    "How many bones are in the human body?",
+    "Why is the sky blue?",
+    "What time did the meeting start on Monday?",
+    "Where did we go for the anniversary?",
+    "What is the speed of light?",
+    "Did I mention my brother's new job?",
+    "How long is the Great Wall?",
+    "What year was the company founded?",
+    "I went to the market yesterday.",
+    "Thanks, that was helpful!",
+    "The printer on the second floor is broken again.",
+    "We finished the quarterly report this morning.",
+    "Okay, sounds good.",
+    "What does the word serendipity mean?",
+    "Who wrote Pride and Prejudice?",
+    "What did Anna say about the trip?",
+    "How old was I when we moved?",
+    "Which team did I say I support?",
+    "What is the melting point of iron?",
+    "What happened at the conference?",
+    "中国的首都是哪里？",
+    "光合作用是怎么回事？",
+    "柏林墙是哪一年倒的？",
+    "我上周跟你说过我姐姐什么事？",
+    "我上次去看牙医是什么时候？",
+    "昨天的比赛谁赢了？",
+    "人体有多少块骨头？",
+    "天空为什么是蓝色的？",
+    "周一的会几点开始的？",
+    "我们结婚纪念日去了哪里？",
+    "我昨天去超市买了点水果。",
+    "谢谢，很有帮助！",
+    "今天上午开了个会。",
+    "好的，没问题。",
+    "这个成语是什么意思？",
+    "《红楼梦》的作者是谁？",
+    "小王说旅行的事怎么样了？",
+    "我们搬家的时候我几岁？",
+    "铁的熔点是多少？",
+    "会议上发生了什么？",
+    "我说过我支持哪个球队吗？",
+    "公司是哪一年成立的？",
+    "How do I reset a modem to factory settings?",
+    "How do I convert a PDF to a Word document?",
+    "How do you set up SSH keys on Linux?",
+    "How do I merge two branches in git?",
+    "How does a mortgage amortisation schedule work?",
+    "What command lists open ports on a server?",
+    "怎么给自行车补胎？",
+    "如何在Excel里做数据透视表？",
+    "怎么查看电脑的IP地址？",
+    "Linux下怎么配置SSH免密登录？",
+    "怎么把PDF转成Word？",
+    "房贷的等额本息是怎么算的？",
+)
+
+#: A person's standing states: conditions, constraints, habits, preferences, circumstances that last.
+STANDING: tuple[str, ...] = (
+    "I'm allergic to shellfish.",
+    "I don't drink coffee at all.",
+    "I have asthma.",
+    "I prefer window seats on planes.",
+    "I can't stand loud music.",
+    "I have two kids, aged four and seven.",
+    "I'm training for a marathon this year.",
+    "I work from home on Fridays.",
+    "I'm on a tight budget these days.",
+    "I don't have a driver's license.",
+    "I'm short-sighted and wear glasses.",
+    "I hate cilantro.",
+    "I get migraines from bright screens.",
+    "I'm a light sleeper.",
+    "I use a standing desk because of my back.",
+    "I only read books in paper, never e-books.",
+    "My partner is pregnant.",
+    "I live on the fifth floor without a lift.",
+    "I'm deaf in my left ear.",
+    "I get seasick easily.",
+    "I follow a low-sodium diet.",
+    "I'm learning Spanish.",
+    "I love spicy food.",
+    "I am a nurse and work rotating shifts.",
+    "I'm colour-blind.",
+    "I have a bad back.",
+    "我不喝咖啡。",
+    "我有哮喘。",
+    "我对海鲜过敏。",
+    "我不会游泳。",
+    "我特别怕冷。",
+    "我住在五楼，没有电梯。",
+    "我在减肥，晚上不吃主食。",
+    "我是夜猫子，一般凌晨才睡。",
+    "我近视，度数挺高的。",
+    "我不喜欢太吵的地方。",
+    "我家有两个孩子，一个四岁一个七岁。",
+    "我每周五在家办公。",
+    "我最近手头比较紧。",
+    "我没有驾照。",
+    "我很讨厌香菜。",
+    "我一看屏幕久了就偏头痛。",
+    "我睡眠很浅。",
+    "我腰不好，不能久坐。",
+    "我老婆怀孕了。",
+    "我左耳听力不好。",
+    "我坐船容易晕。",
+    "我在学西班牙语。",
+    "我是护士，经常倒班。",
+    "我吃饭口味很重。",
+    "我只看纸质书。",
+    "我是色弱。",
+    "I teach maths at a high school.",
+    "I commute by bike every day.",
+    "I drive an electric car.",
+    "I can't cook at all.",
+    "I get up at five every morning.",
+    "I live alone with my dog.",
+    "I'm retired.",
+    "I mostly work weekends at the shop.",
+    "我在一家超市上班，周末也要值班。",
+    "我每天骑车通勤。",
+    "我用的是安卓手机。",
+    "我不会做饭。",
+    "我每天早上五点起床。",
+    "我一个人住，养了条狗。",
+    "我已经退休了。",
+)
+
+#: Not standing states: one-off events, questions, requests, small talk, other people's news.
+NOT_STANDING: tuple[str, ...] = (
+    "I went to the dentist this morning.",
+    "I watched a movie last night.",
+    "I bought a new umbrella yesterday.",
+    "We had a meeting about the budget.",
+    "Can you explain how tides work?",
+    "Thanks, that helps!",
+    "The printer on the second floor is broken again.",
+    "I just finished a novel.",
+    "I called my mother on Sunday.",
+    "I cleaned the kitchen today.",
+    "It rained all afternoon.",
+    "I took the bus to work today.",
+    "My colleague sent me a funny video.",
+    "What's the weather like tomorrow?",
+    "I forgot my keys at the office this morning.",
+    "We played cards after dinner.",
+    "Interest is added to the principal each month.",
+    "Practice for fifteen minutes a day.",
+    "I had a sandwich for lunch.",
+    "Recommend a good book for my flight.",
+    "I met an old friend at the station.",
+    "I sent the invoice this afternoon.",
+    "The train was late again.",
+    "Sounds great, see you then.",
+    "我今天早上去看了牙医。",
+    "我昨晚看了一部电影。",
+    "我昨天买了一把新伞。",
+    "今天上午开了一个关于预算的会。",
+    "潮汐是怎么形成的？",
+    "谢谢，很有用！",
+    "二楼的打印机又坏了。",
+    "我刚看完一本小说。",
+    "周日我给妈妈打了个电话。",
+    "我今天把厨房打扫了一遍。",
+    "下午一直在下雨。",
+    "我今天坐公交上的班。",
+    "同事给我发了个搞笑视频。",
+    "明天天气怎么样？",
+    "我今早把钥匙忘在办公室了。",
+    "晚饭后我们打了会儿牌。",
+    "利息会计入本金。",
+    "每天练十五分钟就行。",
+    "我中午吃了个三明治。",
+    "给我推荐一本书。",
+    "我在车站碰到了一个老朋友。",
+    "下午我把发票寄出去了。",
+    "火车又晚点了。",
+    "好的，到时候见。",
+    "I picked up the dry cleaning after work.",
+    "We drove to the coast on Saturday.",
+    "I tried a new café downtown today.",
+    "The package arrived an hour ago.",
+    "I stayed late at the office yesterday to finish slides.",
+    "My friend called me this evening.",
+    "我下班后去取了干洗的衣服。",
+    "周六我们开车去了海边。",
+    "我今天去市中心试了一家新咖啡馆。",
+    "快递一个小时前到了。",
+    "昨天我在公司加班做幻灯片。",
+    "朋友今晚给我打了电话。",
+)
+
+
+@dataclass(frozen=True)
+class SentenceKinds:
+    """Both classifiers for one embedder: ``request(query_vector)`` and ``standing(vectors)`` return a
+    signed score (positive: of the kind)."""
+
+    request_weights: np.ndarray
+    request_bias: float
+    standing_weights: np.ndarray
+    standing_bias: float
+
+    def request(self, query_vector: np.ndarray) -> float:
+        return float(query_vector @ self.request_weights + self.request_bias)
+
+    def standing(self, vectors: np.ndarray) -> np.ndarray:
+        return np.asarray(vectors @ self.standing_weights + self.standing_bias, dtype=np.float32)
+
+
+def _ridge(positive: np.ndarray, negative: np.ndarray, alpha: float) -> tuple[np.ndarray, float]:
+    """Least squares to +1 / -1 with an L2 penalty, on centred vectors (the bias is not penalised)."""
+    x = np.vstack([positive, negative]).astype(np.float64)
+    y = np.concatenate([np.ones(len(positive)), -np.ones(len(negative))])
+    mean = x.mean(axis=0)
+    centred = x - mean
+    weights = np.linalg.solve(centred.T @ centred + alpha * np.eye(x.shape[1]), centred.T @ (y - y.mean()))
+    return weights.astype(np.float32), float(y.mean() - mean @ weights)
+
+
+def fit(embedder: Embedder, alpha: float = 0.1) -> SentenceKinds:
+    """Fit both classifiers on the labelled sentences, as the embedder sees them (queries as queries,
+    memories as documents)."""
+    queries = np.stack([embedder.embed_query(t) for t in (*REQUESTS, *NOT_REQUESTS)])
+    documents = embedder.embed_documents([*STANDING, *NOT_STANDING])
+    request_w, request_b = _ridge(queries[: len(REQUESTS)], queries[len(REQUESTS):], alpha)
+    standing_w, standing_b = _ridge(documents[: len(STANDING)], documents[len(STANDING):], alpha)
+    return SentenceKinds(request_w, request_b, standing_w, standing_b)
+
+
+_fitted: dict[tuple[str, int], SentenceKinds] = {}
+_lock = threading.Lock()
+
+
+def for_embedder(embedder: Embedder) -> SentenceKinds:
+    """The classifiers for this embedder's vector space, fitted once per process."""
+    key = (embedder.name, embedder.dim)
+    with _lock:
+        kinds = _fitted.get(key)
+        if kinds is None:
+            kinds = _fitted[key] = fit(embedder)
+        return kinds
+
+

@@ -1,0 +1,119 @@
+"""Standing facts by meaning (profile.py, sentence_kinds.py): a request is offered the person's stated
+states closest to it, with no list of domains; a question of fact gets none; an offer is not a use.
+
+The sentences below are not among the classifiers' training examples, and most topics are not either:
+they check that the kinds generalise, not that the examples were learned."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import numpy as np
+import pytest
+
+from hindsight_core import Hindsight
+from hindsight_core.embeddings.e5 import E5Embedder
+from hindsight_core.recall import sentence_kinds
+from hindsight_core.recall.profile import STATE, standing_kinds
+from hindsight_core.types import Layer, Memory
+
+from ..conftest import FixedClock
+
+HELD_OUT_REQUESTS = [
+    "Suggest a dessert I could bring to the party",
+    "Plan a three-day hike for me in the Alps",
+    "推荐几款适合夏天穿的凉鞋",
+    "帮我安排一个周末的健身计划",
+    "Any ideas for a gift for my wife?",
+]
+HELD_OUT_QUESTIONS = [
+    "What is the boiling point of ethanol?",
+    "When did I start my new job?",
+    "珠穆朗玛峰有多高？",
+    "我上次去北京是什么时候？",
+    "Who painted the Mona Lisa?",
+]
+HELD_OUT_STATES = ["I'm allergic to kiwi.", "I work night shifts at the depot.", "我有高血压。", "我是左撇子。"]
+HELD_OUT_EVENTS = ["I repaired the garden fence this morning.", "My brother visited on Saturday.",
+                   "我今天早上去银行办了张卡。", "昨天下午开了个很长的会。"]
+
+
+def test_the_kinds_generalise_to_sentences_outside_the_examples(embedder: E5Embedder) -> None:
+    kinds = sentence_kinds.for_embedder(embedder)
+    assert all(kinds.request(embedder.embed_query(q)) > 0 for q in HELD_OUT_REQUESTS)
+    assert all(kinds.request(embedder.embed_query(q)) < 0 for q in HELD_OUT_QUESTIONS)
+    assert (kinds.standing(embedder.embed_documents(HELD_OUT_STATES)) > 0).all()
+    assert (kinds.standing(embedder.embed_documents(HELD_OUT_EVENTS)) < 0).all()
+    assert sentence_kinds.for_embedder(embedder) is kinds  # fitted once per embedder
+
+
+def test_a_standing_fact_is_a_persons_own_state() -> None:
+    """Grammar, role and layer, not topic: the agent's restatement and a third person's state are not
+    the user's standing facts; what the user says of their family is; a distilled fact is; a procedure
+    is not; a negative score never is."""
+    at = datetime(2026, 4, 1, tzinfo=UTC)
+
+    def memory(content: str, role: str | None = "user", layer: Layer = Layer.EPISODIC) -> Memory:
+        return Memory(id=content, namespace="n", content=content, role=role, layer=layer, occurred_at=at,
+                      created_at=at, updated_at=at)
+
+    memories = [
+        memory("I'm allergic to kiwi."),
+        memory("Noted: you're allergic to kiwi, I'll remember.", role="assistant"),
+        memory("My sister is allergic to kiwi."),
+        memory("Her sister is allergic to kiwi."),
+        memory("User is allergic to kiwi.", role=None, layer=Layer.SEMANTIC),
+        memory("Check kiwi in every recipe.", role=None, layer=Layer.PROCEDURAL),
+        memory("我对猕猴桃过敏。"),
+        memory("I'm allergic to kiwi, really."),
+    ]
+    scores = np.array([1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, -0.1])
+    assert standing_kinds(memories, scores) == [(STATE,), (), (STATE,), (), (STATE,), (), (STATE,), ()]
+
+
+@pytest.fixture
+def offering_engine(engine: Hindsight, clock: FixedClock) -> Hindsight:
+    turns = [
+        ("user", "I'm allergic to kiwi, it makes my throat swell."),
+        ("user", "Can you explain how compound interest works?"),
+        ("assistant", "Interest is added to the principal, so later interest is earned on interest."),
+        ("user", "I repaired the garden fence this morning."),
+        ("user", "What's a good way to learn touch typing?"),
+        ("assistant", "Practice daily for fifteen minutes with a typing tutor."),
+    ]
+    for role, text in turns:
+        engine.record(text, "user:k", session_id="s1", role=role)
+        clock.advance(minutes=1)
+    clock.advance(days=8)
+    return engine
+
+
+def test_a_request_is_offered_the_state_it_should_respect(offering_engine: Hindsight) -> None:
+    res = offering_engine.recall("Suggest a fruit salad for the weekend", "user:k", session_id="s2", k=5)
+    assert "kiwi" in res.to_prompt()
+    assert any("standing fact" in h.reason for h in res.hits if "kiwi" in h.memory.content)
+    assert "fence" not in res.to_prompt()  # an event is not a standing fact
+    res = offering_engine.recall("帮我做一份周末的水果沙拉", "user:k", session_id="s2", k=5)
+    assert "kiwi" in res.to_prompt()  # across languages: the kind is by meaning
+
+
+def test_a_question_of_fact_is_offered_nothing(offering_engine: Hindsight) -> None:
+    res = offering_engine.recall("What is the boiling point of ethanol?", "user:k", session_id="s2", k=5)
+    assert res.hits == []
+
+
+def test_an_offer_is_not_reinforced(offering_engine: Hindsight, clock: FixedClock) -> None:
+    kiwi = next(m for m in offering_engine.find("user:k") if "kiwi" in m.content)
+    for day in range(3):
+        clock.advance(days=1 + day)
+        res = offering_engine.recall("Suggest a fruit salad for the weekend", "user:k", session_id=f"r{day}", k=5)
+        assert "kiwi" in res.to_prompt()
+    offering_engine.flush_recall_log()
+    after = offering_engine.get(kiwi.id)
+    assert after is not None and after.access_count == kiwi.access_count
+    # asked about, it is used, and reinforced like any hit
+    clock.advance(hours=1)
+    assert "kiwi" in offering_engine.recall("Which fruit am I allergic to?", "user:k", k=3).to_prompt()
+    offering_engine.flush_recall_log()
+    used = offering_engine.get(kiwi.id)
+    assert used is not None and used.access_count == kiwi.access_count + 1
