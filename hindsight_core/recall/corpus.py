@@ -367,7 +367,8 @@ class CorpusCache:
             if fresh and min(seqs[m.id] or 0 for m in fresh) <= cached.max_seq:
                 return None
             corpus = _append(cached, fresh, replaced, vectors_for, latest,
-                             max([cached.max_seq, *(seqs[m.id] or 0 for m in fresh)]), self._standing_of)
+                             max([cached.max_seq, *(seqs[m.id] or 0 for m in fresh)]),
+                             standing_of=self._standing_of)
             return corpus  # a new memory that supersedes another changed that one: not this path
 
     def as_of(self, namespace: str, include_cold: bool, at: float, vectors_for: VectorsFor, model: str,
@@ -412,7 +413,8 @@ class CorpusCache:
         growth = _Growth(vectors[:0], keyword)
         empty = Corpus(key=key, memories=MemoryRows(namespace, _nothing), vectors=growth.vectors.view(),
                        keyword=keyword.view(0), change=change, growth=growth)
-        corpus = _append(empty, stood, {}, None, change, 0, self._standing_of, vectors=vectors, indexed=True)
+        corpus = _append(empty, stood, {}, None, change, 0, standing_of=self._standing_of, vectors=vectors,
+                         indexed=True)
         corpus.growth = None  # a moment in the past is never extended
         with self._lock:
             self._past[key] = corpus
@@ -449,8 +451,8 @@ class CorpusCache:
             key=(namespace, include_cold), memories=MemoryRows(namespace, self._fetcher(namespace)),
             vectors=growth.vectors.view(), keyword=keyword.view(0), change=change, max_seq=max_seq, growth=growth,
         )
-        built = _append(corpus, memories, {}, None, change, max_seq, self._standing_of, vectors=vectors,
-                        indexed=True)
+        built = _append(corpus, memories, {}, None, change, max_seq, standing_of=self._standing_of,
+                        vectors=vectors, indexed=True)
         built.has_superseded = self._has_superseded(namespace)
         return built
 
@@ -648,7 +650,7 @@ class Neighbours(Sequence[tuple[int, ...]]):
 
 def _append(
     cached: Corpus, fresh: Sequence[Memory], replaced: dict[int, Memory], vectors_for: VectorsFor | None,
-    change: int, max_seq: int, standing_of: StandingOf, *, vectors: np.ndarray | None = None,
+    change: int, max_seq: int, *, standing_of: StandingOf, vectors: np.ndarray | None = None,
     indexed: bool = False,
 ) -> Corpus:
     """A new snapshot: ``cached`` plus ``fresh`` memories at the end, ``replaced`` entries swapped.

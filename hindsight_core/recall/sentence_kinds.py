@@ -11,12 +11,16 @@ which are about everyday topics and are written in English and Chinese. The exam
 sentence*, not domains: held-out queries and memories of other topics are classified by the same
 weights (docs/benchmarks.md reports the held-out rates).
 
-The weights are fitted once per embedder, on first use, and kept for the process."""
+The weights for the default embedder ship with the package (``SHIPPED``); for any other embedder they are
+fitted on first use and kept for the process."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -311,17 +315,58 @@ def fit(embedder: Embedder, alpha: float = 0.1) -> SentenceKinds:
     return SentenceKinds(request_w, request_b, standing_w, standing_b)
 
 
+#: Weights fitted for the default embedder, shipped so that a process does not embed the examples
+#: before its first recall (2-7 s on two cores). Written by ``python -m hindsight_core.recall.sentence_kinds``;
+#: used only while the examples and ``ALPHA`` are those they were fitted on (``examples_digest``).
+SHIPPED = Path(__file__).with_name("sentence_kinds.json")
+ALPHA = 0.1
+
 _fitted: dict[tuple[str, int], SentenceKinds] = {}
 _lock = threading.Lock()
 
 
+def examples_digest() -> str:
+    """Identifies the labelled examples and the penalty the weights were fitted with."""
+    text = json.dumps([REQUESTS, NOT_REQUESTS, STANDING, NOT_STANDING, ALPHA], ensure_ascii=False)
+    return hashlib.sha1(text.encode()).hexdigest()
+
+
+def shipped(embedder: Embedder) -> SentenceKinds | None:
+    """The shipped weights, when they were fitted on this embedder and on today's examples."""
+    try:
+        saved = json.loads(SHIPPED.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    if (saved["embedder"], saved["dim"], saved["digest"]) != (embedder.name, embedder.dim, examples_digest()):
+        return None
+    return SentenceKinds(np.asarray(saved["request_weights"], dtype=np.float32), float(saved["request_bias"]),
+                         np.asarray(saved["standing_weights"], dtype=np.float32), float(saved["standing_bias"]))
+
+
 def for_embedder(embedder: Embedder) -> SentenceKinds:
-    """The classifiers for this embedder's vector space, fitted once per process."""
+    """The classifiers for this embedder's vector space: shipped, or fitted once per process."""
     key = (embedder.name, embedder.dim)
     with _lock:
         kinds = _fitted.get(key)
         if kinds is None:
-            kinds = _fitted[key] = fit(embedder)
+            kinds = _fitted[key] = shipped(embedder) or fit(embedder, ALPHA)
         return kinds
 
 
+def save(embedder: Embedder, path: Path = SHIPPED) -> SentenceKinds:
+    kinds = fit(embedder, ALPHA)
+    path.write_text(json.dumps({
+        "embedder": embedder.name, "dim": embedder.dim, "digest": examples_digest(),
+        "request_weights": [round(float(v), 7) for v in kinds.request_weights],
+        "request_bias": kinds.request_bias,
+        "standing_weights": [round(float(v), 7) for v in kinds.standing_weights],
+        "standing_bias": kinds.standing_bias,
+    }) + "\n", encoding="utf-8")
+    return kinds
+
+
+if __name__ == "__main__":  # refit the shipped weights after the examples change
+    from hindsight_core.embeddings.e5 import E5Embedder
+
+    save(E5Embedder())
+    print(f"wrote {SHIPPED}")

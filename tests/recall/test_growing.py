@@ -64,13 +64,15 @@ def test_a_row_an_update_replaced_changes_in_the_later_snapshot_only(tmp_path: P
         fresh = hs.get(hs.record(LATER[0], NS, session_id="s1").id)
         assert fresh is not None and first.growth is not None
         vectors_for = VectorsFor(hs.outbox.vectors_for, hs.embedder.dim)
+        standing_of = hs._recall._pipeline()._standing_of
         with first.growth.lock:
-            later = _append(first, [fresh], {1: changed}, vectors_for, first.change + 1, first.max_seq + 1)
+            later = _append(first, [fresh], {1: changed}, vectors_for, first.change + 1, first.max_seq + 1,
+                            standing_of=standing_of)
         assert later.memories[1].importance == 5 and first.memories[1] is old
         assert [m.id for m in later.memories] == [*(m.id for m in first.memories), fresh.id]
         with later.growth.lock:  # an update alone (no new row): the rows stay shared, the swap stays
             latest = _append(later, [], {0: first.memories[0].model_copy(update={"importance": 1})}, vectors_for,
-                             later.change + 1, later.max_seq)
+                             later.change + 1, later.max_seq, standing_of=standing_of)
         assert latest.memories[0].importance == 1 and latest.memories[1].importance == 5
         assert later.memories[0].importance == first.memories[0].importance
 

@@ -51,7 +51,9 @@ def test_keyword_index_scores_like_bm25okapi_while_growing() -> None:
 def _snapshot_matches_rebuild(hs: Hindsight) -> None:
     pipeline = hs._recall._pipeline()
     live = pipeline.corpus(NS, False)
-    rebuilt = CorpusCache(hs.store)._build(NS, False, live.change, VectorsFor(hs.outbox.vectors_for, hs.embedder.dim))
+    rebuilt = CorpusCache(hs.store, pipeline._standing_of)._build(
+        NS, False, live.change, VectorsFor(hs.outbox.vectors_for, hs.embedder.dim)
+    )
     assert [m.id for m in live.memories] == [m.id for m in rebuilt.memories]
     assert np.array_equal(live.vectors, rebuilt.vectors)
     assert list(live.neighbours) == list(rebuilt.neighbours)

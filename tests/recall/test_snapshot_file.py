@@ -205,7 +205,7 @@ def test_a_loaded_snapshot_holds_what_a_built_one_does(tmp_path: Path, embedder,
     with Hindsight(path, embedder=embedder, config=_config()) as hs:
         loaded = hs._recall._pipeline().corpus(NS, False)
         assert builds == [], "loaded from the file"
-        built = CorpusCache(hs.store)._build(
+        built = CorpusCache(hs.store, hs._recall._pipeline()._standing_of)._build(
             NS, False, loaded.change, VectorsFor(hs.outbox.vectors_for, hs.embedder.dim)
         )
         assert loaded.size == built.size == 33

@@ -6,7 +6,9 @@ they check that the kinds generalise, not that the examples were learned."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -45,6 +47,24 @@ def test_the_kinds_generalise_to_sentences_outside_the_examples(embedder: E5Embe
     assert (kinds.standing(embedder.embed_documents(HELD_OUT_STATES)) > 0).all()
     assert (kinds.standing(embedder.embed_documents(HELD_OUT_EVENTS)) < 0).all()
     assert sentence_kinds.for_embedder(embedder) is kinds  # fitted once per embedder
+
+
+def test_the_shipped_weights_are_todays_fit(embedder: E5Embedder, tmp_path: Path) -> None:
+    """The default embedder's weights ship with the package (no examples embedded before the first
+    recall); they must be what fitting on today's examples gives, and stale ones are not used."""
+    kinds = sentence_kinds.shipped(embedder)
+    assert kinds is not None, "examples changed: run python -m hindsight_core.recall.sentence_kinds"
+    fresh = sentence_kinds.fit(embedder, sentence_kinds.ALPHA)
+    assert np.allclose(kinds.request_weights, fresh.request_weights, atol=1e-3)
+    assert np.allclose(kinds.standing_weights, fresh.standing_weights, atol=1e-3)
+    assert abs(kinds.request_bias - fresh.request_bias) < 1e-3
+    assert abs(kinds.standing_bias - fresh.standing_bias) < 1e-3
+    stale = json.loads(sentence_kinds.SHIPPED.read_text(encoding="utf-8")) | {"digest": "0" * 40}
+    path = tmp_path / "sentence_kinds.json"
+    path.write_text(json.dumps(stale), encoding="utf-8")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sentence_kinds, "SHIPPED", path)
+        assert sentence_kinds.shipped(embedder) is None
 
 
 def test_a_standing_fact_is_a_persons_own_state() -> None:
