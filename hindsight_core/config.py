@@ -165,6 +165,10 @@ class RecallConfig(BaseModel):
     #: not share ``collapse_overlap`` of its rare words. ``None`` (the default): off — at 2.7 it passes the
     #: update scenarios but cost LoCoMo dev held-out recall@10 0.016 (docs/benchmarks.md).
     supersede_z: float | None = None
+    #: The newer memory must also state a change (``sentence_kinds.SentenceKinds.change``: "moved to",
+    #: "migrated to", "改到", learned from examples, no verb list): a later remark on the same topic that
+    #: changes nothing ("I also started climbing") is not an update.
+    supersede_needs_change: bool = True
     #: Each injected memory is cut to this many tokens; each cited source excerpt to fewer.
     max_memory_tokens: int = 160
     source_excerpt_tokens: int = 40

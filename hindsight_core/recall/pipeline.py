@@ -627,9 +627,14 @@ class RecallPipeline:
                 nearest_of[(mid, later)] = found
             return nearest_of[(mid, later)]
 
+        kinds = sentence_kinds.for_embedder(self.embedder)
+
+        def states_a_change(v: np.ndarray) -> bool:
+            return bool(kinds.change(v[None, :])[0] > 0.0)
+
         return find_updates(ordered, kept, fresh, vector=vector, pair_z=pair_z, terms=terms,
                             idf=corpus.keyword.smooth_idf, bar=cfg.supersede_z, repeat_overlap=cfg.collapse_overlap,
-                            nearest=nearest)
+                            nearest=nearest, changes=states_a_change if cfg.supersede_needs_change else None)
 
     def _roles(self, namespace: str, corpus: Corpus, fresh: dict[str, Memory]) -> Callable[[int], str | None]:
         """A position's role: the candidates' from their fresh rows, any other row read once on demand

@@ -278,21 +278,88 @@ NOT_STANDING: tuple[str, ...] = (
 )
 
 
+#: Changes: a statement that something the speaker had or did before now has another value.
+CHANGES: tuple[str, ...] = (
+    "I switched my bank to a local credit union.",
+    "We moved the standup to 9:30.",
+    "My rent went up to 1,400 a month.",
+    "I changed my email address to the new one.",
+    "The dentist appointment was moved to Thursday.",
+    "I've upgraded my plan to the premium tier.",
+    "My daughter changed schools this term.",
+    "I sold my bike and got a scooter instead.",
+    "We replaced the old fridge with a new one.",
+    "I quit coffee, I drink tea now.",
+    "The flight got rescheduled to 7 am.",
+    "Our office relocated to the fifth floor.",
+    "I'm no longer a vegetarian.",
+    "I go swimming on Mondays now instead of Fridays.",
+    "The deadline has been extended to the end of the month.",
+    "We've dropped Jira and use Linear now.",
+    "My gym membership is now 45 a month, it used to be 30.",
+    "I cut my hair short last week.",
+    "我把银行卡换成了招商银行的。",
+    "站会改到九点半了。",
+    "房租涨到每月四千了。",
+    "我换了新的邮箱地址。",
+    "牙医预约改到周四了。",
+    "我已经升级到高级会员了。",
+    "女儿这学期转学了。",
+    "我把自行车卖了，换了辆电动车。",
+    "我戒了咖啡，现在只喝茶。",
+    "航班改签到早上七点了。",
+    "我们办公室搬到五楼了。",
+    "我现在不吃素了。",
+    "截止日期延后到月底了。",
+    "我们不用钉钉了，改用飞书。",
+    "健身卡涨到一个月三百了，以前是两百。",
+)
+
+#: Not changes: statements that add to what was said or stand on their own (with ``STANDING`` and
+#: ``NOT_STANDING``, which hold no change either).
+NOT_CHANGES: tuple[str, ...] = (
+    "I also started doing yoga on Tuesdays.",
+    "My sister has a cat too.",
+    "We also use Slack for chat.",
+    "Besides tennis, I like to swim.",
+    "The meeting is at 10 am.",
+    "Our team has five engineers.",
+    "My favourite film is Alien.",
+    "I went hiking with my brother last weekend.",
+    "I'm thinking about learning the piano.",
+    "My friend just adopted a puppy.",
+    "我还开始练瑜伽了，每周二。",
+    "我姐姐也养了一只猫。",
+    "除了网球，我还喜欢游泳。",
+    "会议在上午十点。",
+    "我们组有五个工程师。",
+    "我最喜欢的电影是《异形》。",
+    "上周末我和哥哥去爬山了。",
+    "我在考虑学钢琴。",
+    "我朋友刚领养了一只小狗。",
+)
+
+
 @dataclass(frozen=True)
 class SentenceKinds:
-    """Both classifiers for one embedder: ``request(query_vector)`` and ``standing(vectors)`` return a
-    signed score (positive: of the kind)."""
+    """The classifiers for one embedder: ``request(query_vector)``, ``standing(vectors)`` and
+    ``change(vectors)`` return a signed score (positive: of the kind)."""
 
     request_weights: np.ndarray
     request_bias: float
     standing_weights: np.ndarray
     standing_bias: float
+    change_weights: np.ndarray
+    change_bias: float
 
     def request(self, query_vector: np.ndarray) -> float:
         return float(query_vector @ self.request_weights + self.request_bias)
 
     def standing(self, vectors: np.ndarray) -> np.ndarray:
         return np.asarray(vectors @ self.standing_weights + self.standing_bias, dtype=np.float32)
+
+    def change(self, vectors: np.ndarray) -> np.ndarray:
+        return np.asarray(vectors @ self.change_weights + self.change_bias, dtype=np.float32)
 
 
 def _ridge(positive: np.ndarray, negative: np.ndarray, alpha: float) -> tuple[np.ndarray, float]:
@@ -306,13 +373,17 @@ def _ridge(positive: np.ndarray, negative: np.ndarray, alpha: float) -> tuple[np
 
 
 def fit(embedder: Embedder, alpha: float = 0.1) -> SentenceKinds:
-    """Fit both classifiers on the labelled sentences, as the embedder sees them (queries as queries,
+    """Fit the classifiers on the labelled sentences, as the embedder sees them (queries as queries,
     memories as documents)."""
     queries = np.stack([embedder.embed_query(t) for t in (*REQUESTS, *NOT_REQUESTS)])
-    documents = embedder.embed_documents([*STANDING, *NOT_STANDING])
+    documents = embedder.embed_documents([*STANDING, *NOT_STANDING, *CHANGES, *NOT_CHANGES])
+    standing, statements = len(STANDING), len(STANDING) + len(NOT_STANDING)
+    changes = documents[statements: statements + len(CHANGES)]
     request_w, request_b = _ridge(queries[: len(REQUESTS)], queries[len(REQUESTS):], alpha)
-    standing_w, standing_b = _ridge(documents[: len(STANDING)], documents[len(STANDING):], alpha)
-    return SentenceKinds(request_w, request_b, standing_w, standing_b)
+    standing_w, standing_b = _ridge(documents[:standing], documents[standing:statements], alpha)
+    change_w, change_b = _ridge(changes, np.vstack([documents[:statements], documents[statements + len(CHANGES):]]),
+                                alpha)
+    return SentenceKinds(request_w, request_b, standing_w, standing_b, change_w, change_b)
 
 
 #: Weights fitted for the default embedder, shipped so that a process does not embed the examples
@@ -327,7 +398,8 @@ _lock = threading.Lock()
 
 def examples_digest() -> str:
     """Identifies the labelled examples and the penalty the weights were fitted with."""
-    text = json.dumps([REQUESTS, NOT_REQUESTS, STANDING, NOT_STANDING, ALPHA], ensure_ascii=False)
+    text = json.dumps([REQUESTS, NOT_REQUESTS, STANDING, NOT_STANDING, CHANGES, NOT_CHANGES, ALPHA],
+                      ensure_ascii=False)
     return hashlib.sha1(text.encode()).hexdigest()
 
 
@@ -339,8 +411,11 @@ def shipped(embedder: Embedder) -> SentenceKinds | None:
         return None
     if (saved["embedder"], saved["dim"], saved["digest"]) != (embedder.name, embedder.dim, examples_digest()):
         return None
-    return SentenceKinds(np.asarray(saved["request_weights"], dtype=np.float32), float(saved["request_bias"]),
-                         np.asarray(saved["standing_weights"], dtype=np.float32), float(saved["standing_bias"]))
+    def weights(kind: str) -> np.ndarray:
+        return np.asarray(saved[f"{kind}_weights"], dtype=np.float32)
+
+    return SentenceKinds(weights("request"), float(saved["request_bias"]), weights("standing"),
+                         float(saved["standing_bias"]), weights("change"), float(saved["change_bias"]))
 
 
 def for_embedder(embedder: Embedder) -> SentenceKinds:
@@ -355,13 +430,11 @@ def for_embedder(embedder: Embedder) -> SentenceKinds:
 
 def save(embedder: Embedder, path: Path = SHIPPED) -> SentenceKinds:
     kinds = fit(embedder, ALPHA)
-    path.write_text(json.dumps({
-        "embedder": embedder.name, "dim": embedder.dim, "digest": examples_digest(),
-        "request_weights": [round(float(v), 7) for v in kinds.request_weights],
-        "request_bias": kinds.request_bias,
-        "standing_weights": [round(float(v), 7) for v in kinds.standing_weights],
-        "standing_bias": kinds.standing_bias,
-    }) + "\n", encoding="utf-8")
+    saved: dict[str, object] = {"embedder": embedder.name, "dim": embedder.dim, "digest": examples_digest()}
+    for kind in ("request", "standing", "change"):
+        saved[f"{kind}_weights"] = [round(float(v), 7) for v in getattr(kinds, f"{kind}_weights")]
+        saved[f"{kind}_bias"] = getattr(kinds, f"{kind}_bias")
+    path.write_text(json.dumps(saved) + "\n", encoding="utf-8")
     return kinds
 
 

@@ -84,13 +84,14 @@ def find_updates(
     bar: float,
     repeat_overlap: float,
     nearest: Callable[[str, bool], str | None],
+    changes: Callable[[np.ndarray], bool] | None = None,
 ) -> list[Update]:
     """The kept candidates that a newer candidate of ``ordered`` updates, each with its newest update.
 
     Only kept memories can be superseded (an older value that did not reach the floor is not shown
     anyway); the newer one may be any candidate the query reached. ``nearest(id, later)`` is the memory
     of the namespace closest to ``id`` among those after it (``later``) or before it (not an exact
-    repeat of it)."""
+    repeat of it). ``changes(vector)``, when given, must hold for the newer one: it states a change."""
     ids = [mid for mid, _ in ordered if mid in memories]
     by_time = sorted(ids, key=lambda mid: memories[mid].occurred_at)
     successor: dict[str, str] = {}
@@ -104,7 +105,7 @@ def find_updates(
         for new_id in by_time[i + 1:]:
             new = memories[new_id]
             vn, tn = vector(new_id), terms(new_id)
-            if vn is None or tn is None:
+            if vn is None or tn is None or (changes is not None and not changes(vn)):
                 continue
             z = (pair_z(vo, vn, old.content) + pair_z(vn, vo, new.content)) / 2
             if is_update(old, new, z=z, overlap=weighted_overlap(to, tn, idf), bar=bar,

@@ -55,10 +55,9 @@ def test_the_shipped_weights_are_todays_fit(embedder: E5Embedder, tmp_path: Path
     kinds = sentence_kinds.shipped(embedder)
     assert kinds is not None, "examples changed: run python -m hindsight_core.recall.sentence_kinds"
     fresh = sentence_kinds.fit(embedder, sentence_kinds.ALPHA)
-    assert np.allclose(kinds.request_weights, fresh.request_weights, atol=1e-3)
-    assert np.allclose(kinds.standing_weights, fresh.standing_weights, atol=1e-3)
-    assert abs(kinds.request_bias - fresh.request_bias) < 1e-3
-    assert abs(kinds.standing_bias - fresh.standing_bias) < 1e-3
+    for kind in ("request", "standing", "change"):
+        assert np.allclose(getattr(kinds, f"{kind}_weights"), getattr(fresh, f"{kind}_weights"), atol=1e-3)
+        assert abs(getattr(kinds, f"{kind}_bias") - getattr(fresh, f"{kind}_bias")) < 1e-3
     stale = json.loads(sentence_kinds.SHIPPED.read_text(encoding="utf-8")) | {"digest": "0" * 40}
     path = tmp_path / "sentence_kinds.json"
     path.write_text(json.dumps(stale), encoding="utf-8")

@@ -116,3 +116,16 @@ def test_by_default_both_values_are_shown(plain_engine: Hindsight) -> None:
     prompt = res.to_prompt()
     assert "MySQL 5.7" in prompt and "PostgreSQL 16" in prompt
     assert res.conflicts == []
+
+
+def test_a_later_statement_that_changes_nothing_is_not_an_update(engine: Hindsight) -> None:
+    """"My sister lives in Hamburg" passes every other test for an update of "I live in Munich" (same
+    speaker, later conversation, the same attribute, other words); it states no change, so both stay.
+    Without the change test it is taken for one."""
+    _two_sessions(engine, "u:sister", "I live in Munich, near the English Garden.", "My sister lives in Hamburg.")
+    res = engine.recall("Where do I live?", "u:sister", k=3, now=APR)
+    assert "Munich" in res.to_prompt() and res.conflicts == []
+    engine.config.recall.supersede_needs_change = False
+    res = engine.recall("Where do I live?", "u:sister", k=3, now=APR)
+    assert "Munich" not in res.to_prompt()
+    assert [c.superseded.content for c in res.conflicts] == ["I live in Munich, near the English Garden."]
