@@ -161,13 +161,14 @@ class RecallConfig(BaseModel):
     collapse_overlap: float = 0.6
     #: Recall-time updates (supersede.py): a kept memory is superseded by a newer candidate of the same
     #: speaker, said in a later session, whose cosine to it stands this many standard deviations above
-    #: the background (mean of both directions), each the other's closest in time order, and that does
-    #: not share ``collapse_overlap`` of its rare words. ``None`` (the default): off — at 2.7 it passes the
-    #: update scenarios but cost LoCoMo dev held-out recall@10 0.016 (docs/benchmarks.md).
-    supersede_z: float | None = None
-    #: The newer memory must also state a change (``sentence_kinds.SentenceKinds.change``: "moved to",
-    #: "migrated to", "改到", learned from examples, no verb list): a later remark on the same topic that
-    #: changes nothing ("I also started climbing") is not an update.
+    #: the background (mean of both directions), each the other's closest in time order, that does not
+    #: share ``collapse_overlap`` of its rare words and (``supersede_needs_change``) states a change.
+    #: ``None``: off.
+    supersede_z: float | None = 2.7
+    #: The newer memory must state a change (``sentence_kinds.SentenceKinds.change``, learned from
+    #: examples, no verb list): a later remark on the same topic that changes nothing ("My sister lives in
+    #: Hamburg" after "I live in Munich") is not an update. Without it, updates cost LoCoMo dev held-out
+    #: recall@10 0.016; with it 0.002 (docs/benchmarks.md).
     supersede_needs_change: bool = True
     #: Each injected memory is cut to this many tokens; each cited source excerpt to fewer.
     max_memory_tokens: int = 160

@@ -1,6 +1,6 @@
-"""Issue 12, recall-time updates (opt-in, ``recall.supersede_z``): when recall meets an older and a newer
-statement of the same attribute, the newer one is shown and the older reported as superseded — before
-any consolidation, without a verb list."""
+"""Issue 12, recall-time updates (``recall.supersede_z``, on by default): when recall meets an older and
+a newer statement of the same attribute, the newer one is shown and the older reported as superseded —
+before any consolidation, without a verb list."""
 
 from __future__ import annotations
 
@@ -109,9 +109,12 @@ def plain_engine(tmp_path: Path, clock: Any, embedder: Any) -> Iterator[Hindsigh
     hs.close()
 
 
-def test_by_default_both_values_are_shown(plain_engine: Hindsight) -> None:
+def test_updates_are_on_by_default_and_can_be_switched_off(plain_engine: Hindsight) -> None:
     _two_sessions(plain_engine, "u:off", "Our backend uses MySQL 5.7.",
                   "The team has migrated the backend to PostgreSQL 16.")
+    res = plain_engine.recall("Which database does our backend run on?", "u:off", k=3, now=APR)
+    assert "PostgreSQL 16" in res.to_prompt() and "MySQL 5.7" not in res.to_prompt()
+    plain_engine.config.recall.supersede_z = None
     res = plain_engine.recall("Which database does our backend run on?", "u:off", k=3, now=APR)
     prompt = res.to_prompt()
     assert "MySQL 5.7" in prompt and "PostgreSQL 16" in prompt
