@@ -1,16 +1,16 @@
 """How the two sentence-kind classifiers (``hindsight_core/recall/sentence_kinds.py``) label sentences
 they were not fitted on: which queries count as requests (and so are offered standing facts), and
-which person turns count as standing states.
+which person turns count as standing states, and which memories state a change (recall-time updates).
 
 - cross-validation on the labelled examples themselves (5 folds);
 - LongMemEval_S questions by type (only the preference questions are requests);
-- LoCoMo questions (questions about people's pasts: none should be a request) and the off-topic
-  queries of ``locomo.py`` and ``longmemeval.py``;
+- LoCoMo questions (questions about people's pasts: none should be a request), its turns (how many
+  state a change), and the off-topic queries of ``locomo.py`` and ``longmemeval.py``;
 - the quality cases' queries and the user turns of their conversations, listed with their scores.
 
     .venv/bin/python benchmarks/sentence_kinds.py --locomo ../shared/bench/locomo/locomo_dev.json \\
         --longmemeval ../shared/bench/longmemeval/longmemeval_dev.json \\
-        --cases benchmarks/scenarios/quality_cases.json [--list]
+        --cases benchmarks/scenarios/quality_cases.json [--cache /work/cache/locomo] [--list]
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from locomo import OFF_TOPIC
+from _measure import CachedEmbedder
+from locomo import OFF_TOPIC, load
 
 from hindsight_core.embeddings.e5 import E5Embedder
 from hindsight_core.recall import sentence_kinds as sk
@@ -55,6 +56,7 @@ def main() -> None:
     parser.add_argument("--locomo", type=Path, required=True)
     parser.add_argument("--longmemeval", type=Path, required=True)
     parser.add_argument("--cases", type=Path, required=True)
+    parser.add_argument("--cache", type=Path, help="LoCoMo's vector cache (locomo.py --cache), to embed no turn twice")
     parser.add_argument("--list", action="store_true", help="print every quality-case sentence with its score")
     args = parser.parse_args()
     embedder = E5Embedder()
@@ -64,9 +66,12 @@ def main() -> None:
     def request(text: str) -> float:
         return kinds.request(embedder.embed_query(text))
 
-    (req_err, req_n), (st_err, st_n) = (cross_validated_errors(embedder, sk.REQUESTS, sk.NOT_REQUESTS, True),
-                                        cross_validated_errors(embedder, sk.STANDING, sk.NOT_STANDING, False))
-    print(f"cross-validated errors on the examples: requests {req_err} of {req_n}, standing states {st_err} of {st_n}")
+    statements = (*sk.NOT_CHANGES, *sk.STANDING, *sk.NOT_STANDING)
+    for name, positive, negative, as_query in (("requests", sk.REQUESTS, sk.NOT_REQUESTS, True),
+                                               ("standing states", sk.STANDING, sk.NOT_STANDING, False),
+                                               ("changes", sk.CHANGES, statements, False)):
+        errors, n = cross_validated_errors(embedder, positive, negative, as_query)
+        print(f"cross-validated errors on the examples, {name}: {errors} of {n}")
     lme = json.loads(args.longmemeval.read_text(encoding="utf-8"))
     by_type: Counter[str] = Counter()
     asked: Counter[str] = Counter()
@@ -80,6 +85,11 @@ def main() -> None:
     questions = [qa["question"] for conv in locomo for qa in conv["qa"]]
     scores = np.array([request(q) for q in questions])
     print(f"LoCoMo questions taken for requests: {int((scores > bar).sum())} of {len(questions)}")
+    turns = [t.text for conv in load(args.locomo) for t in conv.turns]
+    documents = CachedEmbedder(embedder, args.cache) if args.cache else embedder
+    changes = kinds.change(documents.embed_documents(turns))
+    print(f"LoCoMo turns taken for changes (the newer side of a recall-time update): "
+          f"{int((changes > 0).sum())} of {len(turns)}")
     off = [request(q) for q in OFF_TOPIC]
     print(f"off-topic queries taken for requests: {sum(s > bar for s in off)} of {len(off)} "
           f"(highest score {max(off):+.2f})")
