@@ -298,7 +298,8 @@ class RecallPipeline:
         layers: tuple[Layer, ...], now: datetime, k: int, past: bool = False,
     ) -> _Part:
         """Stages 2–4 and 7 for one namespace: channels, fusion, fresh rows, rerank, relevance floor.
-        ``shared`` holds the query's baselines and domains once the first namespace computed them;
+        ``shared`` holds the query's baselines and the standing-fact kinds it requests, once the first
+        namespace computed them;
         ``past`` (an ``as_of`` recall) ranks the snapshot's own rows instead of today's indexes."""
         cfg = self.config.recall
         inp = ch.ChannelInput(
@@ -317,13 +318,13 @@ class RecallPipeline:
         if not shared:
             first = LanguageBaselines(query_vector, english, chinese)
             shared.append((first, self._requested(query_vector)))
-        base, domains = shared[0]
+        base, requested = shared[0]
         rankings: dict[str, ch.Ranked] = {
             "vector": vector,
             "keyword": ch.keyword_channel(inp, keyword_docs, keyword_values),
             "temporal": ch.temporal_channel(inp, similarity),
             "entity": ch.entity_channel(inp, similarity),
-            "profile": ch.profile_channel(inp, similarity, domains, cfg.standing_offers),
+            "profile": ch.profile_channel(inp, similarity, requested, cfg.standing_offers),
             "activation": heat,
         }
         # 3. fuse, with routing and conversational context
@@ -371,6 +372,7 @@ class RecallPipeline:
         reranked = rerank(self.reranker, query, texts, cfg.rerank_top_n)
         # 7. floor: evidence measured on the query itself, before weights and activation
         weights_by_term = {t: corpus.keyword.smooth_idf(t) for t in set(terms)}
+        offers = {mid for mid, _ in rankings["profile"]}  # the standing facts offered to a request
         window = analysis.time_window
         evidence: dict[str, Evidence] = {}
         positions = [i for i in (corpus.position.get(mid) for mid, _ in ordered) if i is not None]
@@ -388,7 +390,7 @@ class RecallPipeline:
                 cover, standing = 0.0, False
             else:
                 cover = keyword_coverage(weights_by_term, corpus.keyword.terms[i])
-                standing = bool(domains & set(corpus.standing[i]))
+                standing = mid in offers
                 if i in asked:
                     z = max(z, two_sided[corpus.memories.id_at(asked[i])])
                     cover = max(cover, keyword_coverage(weights_by_term, corpus.keyword.terms[asked[i]]))

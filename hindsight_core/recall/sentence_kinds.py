@@ -140,6 +140,14 @@ NOT_REQUESTS: tuple[str, ...] = (
     "Linux下怎么配置SSH免密登录？",
     "怎么把PDF转成Word？",
     "房贷的等额本息是怎么算的？",
+    "weather in Paris",
+    "jazz clubs in Chicago",
+    "history of the Roman empire",
+    "peanut butter",
+    "Lisbon trip",
+    "上海的天气",
+    "罗马帝国的历史",
+    "北京的博物馆",
 )
 
 #: A person's standing states: conditions, constraints, habits, preferences, circumstances that last.

@@ -121,8 +121,13 @@ def test_superseded_memory_is_never_injected_and_is_reported(engine: Hindsight, 
                         occurred_at=datetime(2026, 2, 1, tzinfo=UTC))
     new = engine.record("预算调整了，项目的预算上限改成5万元。", "user:p", session_id="s2",
                         occurred_at=datetime(2026, 2, 20, tzinfo=UTC))
+    # before any link, recall finds the update itself (supersede.py); with that off both values show
     before = engine.recall("我们项目的预算上限是多少？", "user:p", k=5)
-    assert "3万" in before.to_prompt() and before.conflicts == []
+    assert "5万" in before.to_prompt() and "3万" not in before.to_prompt()
+    assert [(c.superseded.id, c.successor.id) for c in before.conflicts] == [(old.id, new.id)]
+    engine.config.recall.supersede_z = None
+    unlinked = engine.recall("我们项目的预算上限是多少？", "user:p", k=5)
+    assert "3万" in unlinked.to_prompt() and unlinked.conflicts == []
     _supersede(engine, old.id, new.id)
     after = engine.recall("我们项目的预算上限是多少？", "user:p", k=5)
     assert "5万" in after.to_prompt() and "3万" not in after.to_prompt()
