@@ -1,5 +1,5 @@
-"""Two kinds of sentence, told apart by meaning: a request for something to be chosen or made for the
-asker, and a person's statement of a standing state of theirs.
+"""Three kinds of sentence, told apart by meaning: a request for something to be chosen or made for the
+asker, a person's statement of a standing state of theirs, and a statement that something changed.
 
 A stated allergy, condition, habit or preference should shape every later request it bears on
 ("推荐点甜品" after "我对芒果过敏"), although the two share no words and sit far apart in embedding space.
@@ -9,7 +9,9 @@ state of the person (rather than an event, a question or small talk)? Each quest
 classifier (ridge regression) over the embedder's own vectors, fitted on the labelled sentences below,
 which are about everyday topics and are written in English and Chinese. The examples name *kinds of
 sentence*, not domains: held-out queries and memories of other topics are classified by the same
-weights (docs/benchmarks.md reports the held-out rates).
+weights (docs/benchmarks.md reports the held-out rates). The third question serves recall-time updates
+(supersede.py): a newer memory replaces an older one only if it states a change ("moved to", "改到"),
+not when it merely says more on the same topic.
 
 The weights for the default embedder ship with the package (``SHIPPED``); for any other embedder they are
 fitted on first use and kept for the process."""
@@ -380,7 +382,7 @@ def _ridge(positive: np.ndarray, negative: np.ndarray, alpha: float) -> tuple[np
     return weights.astype(np.float32), float(y.mean() - mean @ weights)
 
 
-def fit(embedder: Embedder, alpha: float = 0.1) -> SentenceKinds:
+def fit(embedder: Embedder, alpha: float) -> SentenceKinds:
     """Fit the classifiers on the labelled sentences, as the embedder sees them (queries as queries,
     memories as documents)."""
     queries = np.stack([embedder.embed_query(t) for t in (*REQUESTS, *NOT_REQUESTS)])

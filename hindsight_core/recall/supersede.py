@@ -4,7 +4,7 @@ consolidation has linked them.
 
 "Our backend uses MySQL 5.7" and, weeks later, "the team has migrated the backend to PostgreSQL 16";
 "I live in Munich" and, in a later conversation, "I moved to Berlin last month". No verb or phrase list
-tells an update from an unrelated statement; four signals do, each general:
+tells an update from an unrelated statement; these signals do, each general:
 
 - *the same subject*: the same speaker (``role``) said both;
 - *the same attribute*: their cosine stands far above the cosines of each to unrelated background
@@ -18,6 +18,10 @@ tells an update from an unrelated statement; four signals do, each general:
   alone, later remarks on a topic replaced earlier ones and cost 0.16 recall@10); an update and what it
   replaces stand out from the rest as a pair, and a chain of updates (Shanghai, Hangzhou, Nanjing) is a
   chain of such pairs;
+- *a change*: the newer one states that something changed ("moved to", "migrated to", "改到"), a kind of
+  sentence learned from examples (``sentence_kinds.py``), not a verb list. A later remark that only says
+  more on the topic ("My sister lives in Hamburg" after "I live in Munich"; in LoCoMo, a friend's later
+  remark on a topic) is no update;
 - *a later conversation*: the newer one was said in another session. Two statements of one
   conversation ("I'm allergic to peanuts … I'm also allergic to shellfish") add up; the same attribute
   restated in a later conversation is the user's state as it is now.
