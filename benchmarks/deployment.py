@@ -56,9 +56,9 @@ def make_embedder() -> object | None:
     engine's default model."""
     if os.environ.get("HINDSIGHT_BENCH_EMBEDDER", "default") != "hash":
         return None
-    from scale import HashEmbedder
+    from hindsight_core.embeddings.hashed import HashedWordEmbedder
 
-    return HashEmbedder()
+    return HashedWordEmbedder()
 
 
 def _free_port() -> int:

@@ -32,8 +32,9 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _report import write_section
-from scale import Conversations, HashEmbedder
+from scale import Conversations
 
+from hindsight_core.embeddings.hashed import HashedWordEmbedder
 from hindsight_core.recall.channels import best_first
 from hindsight_core.vectors.chroma import ChromaVectorIndex
 
@@ -42,7 +43,7 @@ NS, LAYER = "user:bench", "episodic"
 
 
 def measure(size: int, queries: int, root: Path) -> dict[str, float]:
-    embedder, conv = HashEmbedder(), Conversations(seed=size)
+    embedder, conv = HashedWordEmbedder(), Conversations(seed=size)
     texts = [conv.text() for _ in range(size)]
     vectors = embedder.embed_documents(texts)
     ids = [f"m{i}" for i in range(size)]

@@ -52,10 +52,11 @@ def dump(out: Path) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
     _deterministic_ids()
-    from scale import Conversations, HashEmbedder, load
+    from scale import Conversations, load
 
     import hindsight_core
     from hindsight_core import Hindsight, RecallResult
+    from hindsight_core.embeddings.hashed import HashedWordEmbedder
 
     print(f"engine from {Path(hindsight_core.__file__).parent.parent}", file=sys.stderr)
     now = [datetime(2026, 3, 1, 12, 0, tzinfo=UTC)]
@@ -75,7 +76,7 @@ def dump(out: Path) -> None:
 
     results: list[Any] = []
     root = Path(tempfile.mkdtemp(prefix="recall-dump-"))
-    hs = Hindsight(root / "data", embedder=HashEmbedder(), clock=lambda: now[0], background_consolidation=False)
+    hs = Hindsight(root / "data", embedder=HashedWordEmbedder(), clock=lambda: now[0], background_consolidation=False)
     for size, ns in ((100, "user:a"), (1000, "user:b")):
         conv = Conversations(seed=size)
         load(hs, conv, ns, size)

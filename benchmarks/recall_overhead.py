@@ -82,12 +82,13 @@ class Workload:
         sys.path.insert(0, str(Path.cwd() / "benchmarks"))
         import chromadb
         from chromadb.config import Settings
-        from scale import Conversations, HashEmbedder, load
+        from scale import Conversations, load
 
         from hindsight_core import Hindsight
+        from hindsight_core.embeddings.hashed import HashedWordEmbedder
 
         root = Path(tempfile.mkdtemp(prefix="recall-overhead-"))
-        embedder, conv = HashEmbedder(), Conversations(seed=size)
+        embedder, conv = HashedWordEmbedder(), Conversations(seed=size)
         self.ns = "user:bench"
         self.hs = Hindsight(root / "data", embedder=embedder)
         load(self.hs, conv, self.ns, size)

@@ -35,10 +35,11 @@ import numpy as np
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from scale import Conversations, HashEmbedder, settle
+from scale import Conversations, settle
 
 from hindsight_core import Hindsight
 from hindsight_core.config import HindsightConfig
+from hindsight_core.embeddings.hashed import HashedWordEmbedder
 
 NAMESPACE = "user:bench"
 
@@ -96,7 +97,7 @@ def stage_times(path: Path, queries: list[str], repeats: int) -> tuple[list[floa
         (p, "run", "= recall, all"),
     ]:
         wrap(owner, name, label)
-    with Hindsight(path, embedder=HashEmbedder()) as hs:
+    with Hindsight(path, embedder=HashedWordEmbedder()) as hs:
         hs.recall(queries[0], NAMESPACE, track=False)
         settle(hs)
         for q in queries[:30]:  # warm
@@ -121,7 +122,7 @@ def dump(path: Path, size: int, out: Path) -> None:
     config.recall.exact_vector_max_memories = 10**9
     now = datetime(2026, 1, 1, tzinfo=UTC)
     rows = []
-    with Hindsight(path, embedder=HashEmbedder(), config=config) as hs:
+    with Hindsight(path, embedder=HashedWordEmbedder(), config=config) as hs:
         for q in queries:
             r = hs.recall(q, NAMESPACE, track=False, explain=True, now=now)
             assert r.trace is not None

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import hashlib
 import os
 import platform
 import shutil
@@ -41,45 +40,11 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from hindsight_core import Hindsight
+from hindsight_core.embeddings.hashed import HashedWordEmbedder
 
 DIM = 384
 SESSION_TURNS = 20
 START = datetime(2024, 1, 1, tzinfo=UTC)
-
-
-class HashEmbedder:
-    """Deterministic and fast: each word picks one of 4,096 fixed random directions (by a stable hash);
-    a text is the normalised sum. Texts sharing words are close, as with a real model, at a cost of
-    microseconds, so the benchmark measures the engine, not the model."""
-
-    name = "bench-hash-384"
-    dim = DIM
-
-    def __init__(self) -> None:
-        rng = np.random.default_rng(7)
-        table = rng.standard_normal((4096, DIM)).astype(np.float32)
-        self._table = table / np.linalg.norm(table, axis=1, keepdims=True)
-        self._ids: dict[str, int] = {}
-
-    def _word(self, word: str) -> int:
-        found = self._ids.get(word)
-        if found is None:
-            found = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=4).digest(), "little") % 4096
-            self._ids[word] = found
-        return found
-
-    def _one(self, text: str) -> np.ndarray:
-        ids = [self._word(w) for w in text.lower().split()] or [0]
-        v = self._table[ids].sum(axis=0)
-        return v / max(float(np.linalg.norm(v)), 1e-12)
-
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, DIM), dtype=np.float32)
-        return np.stack([self._one(t) for t in texts]).astype(np.float32)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self._one(text).astype(np.float32)
 
 
 # -- synthetic conversations -------------------------------------------------------------------------
@@ -217,7 +182,7 @@ class LangChainStore:
     installed; otherwise what its similarity search does, with chromadb directly (documents and
     metadata returned, distances turned into relevance scores)."""
 
-    def __init__(self, client: object, embedder: HashEmbedder) -> None:
+    def __init__(self, client: object, embedder: HashedWordEmbedder) -> None:
         self.embedder = embedder
         try:
             from langchain_chroma import Chroma  # type: ignore[import-not-found]
@@ -261,7 +226,7 @@ def load(hs: Hindsight, conv: Conversations, namespace: str, n: int, batch: int 
 
 def measure_size(size: int, args: argparse.Namespace, root: Path) -> SizeRow:
     row = SizeRow(size=size)
-    embedder = HashEmbedder()
+    embedder = HashedWordEmbedder()
     conv = Conversations(seed=size)
     path = root / f"n{size}"
     namespace = "user:bench"
@@ -371,7 +336,7 @@ def _cold_start_child(spec: str) -> None:
     import json
 
     path, namespace, query = json.loads(spec)
-    with Hindsight(path, embedder=HashEmbedder()) as hs:
+    with Hindsight(path, embedder=HashedWordEmbedder()) as hs:
         hs.recall(query, namespace, track=False)
 
 
@@ -425,7 +390,7 @@ class TenantRow:
 
 def measure_tenants(count: int, each: int, args: argparse.Namespace, root: Path) -> TenantRow:
     row = TenantRow(namespaces=count, per_namespace=each)
-    embedder = HashEmbedder()
+    embedder = HashedWordEmbedder()
     conv = Conversations(seed=count * each)
     path = root / f"t{count}x{each}"
     gc.collect()
@@ -503,7 +468,8 @@ class _UnderHashName:
 
     def __init__(self, model: object) -> None:
         self._model = model
-        self.name, self.dim = HashEmbedder.name, HashEmbedder.dim
+        hashed = HashedWordEmbedder()
+        self.name, self.dim = hashed.name, hashed.dim
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         return self._model.embed_documents(texts)  # type: ignore[attr-defined,no-any-return]

@@ -25,13 +25,12 @@ import time
 CHILD = r"""
 import resource, sys, time
 t0 = time.perf_counter()
-sys.path.insert(0, sys.argv[1] + "/benchmarks")
-from scale import HashEmbedder
+from hindsight_core.embeddings.hashed import HashedWordEmbedder
 import hindsight_core
 from hindsight_core import Hindsight
 print("engine:", hindsight_core.__file__, file=sys.stderr)
 t1 = time.perf_counter()
-hs = Hindsight(sys.argv[2], embedder=HashEmbedder())
+hs = Hindsight(sys.argv[2], embedder=HashedWordEmbedder())
 t2 = time.perf_counter()
 hs.recall("What did I say about migormidan and kalogor?", "user:bench", track=False)
 t3 = time.perf_counter()

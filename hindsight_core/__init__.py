@@ -17,6 +17,7 @@ if TYPE_CHECKING:
         EngineClosedError,
         HindsightError,
         InvalidInputError,
+        MemoryArchivedError,
         MemoryNotFoundError,
         MissingExtraError,
         UnknownNamespaceError,
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from hindsight_core.lifecycle.extractors import LLMExtractor, RuleExtractor
     from hindsight_core.lifecycle.types import ConsolidationReport, SweepReport
     from hindsight_core.recall.types import Conflict, QueryAnalysis, RecallHit, RecallResult
+    from hindsight_core.starting_template import StartingMemories, StartingMemory
     from hindsight_core.types import (
         ChainLink,
         Edge,
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
         Kind,
         Layer,
         Memory,
+        MemoryDemotion,
         MemoryEdit,
         MemoryHistory,
         Stats,
@@ -45,8 +48,11 @@ _EXPORTS = {
     "shared_engine": "hindsight_core.engine",
     "HindsightConfig": "hindsight_core.config",
     "Memory": "hindsight_core.types",
+    "MemoryDemotion": "hindsight_core.types",
     "MemoryEdit": "hindsight_core.types",
     "MemoryHistory": "hindsight_core.types",
+    "StartingMemories": "hindsight_core.starting_template",
+    "StartingMemory": "hindsight_core.starting_template",
     "ChainLink": "hindsight_core.types",
     "Event": "hindsight_core.types",
     "Edge": "hindsight_core.types",
@@ -59,6 +65,7 @@ _EXPORTS = {
     "InvalidInputError": "hindsight_core.errors",
     "UnknownNamespaceError": "hindsight_core.errors",
     "MemoryNotFoundError": "hindsight_core.errors",
+    "MemoryArchivedError": "hindsight_core.errors",
     "BackendUnavailableError": "hindsight_core.errors",
     "EngineClosedError": "hindsight_core.errors",
     "MissingExtraError": "hindsight_core.errors",

@@ -8,12 +8,29 @@ activation thresholds are in log space (``ln A``), like the activation itself: `
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from hindsight_core.activation.math import decay_rate
 from hindsight_core.types import Layer
+
+
+def fitted(default: Any, on: str, **constraints: Any) -> Any:
+    """A field whose default was chosen on benchmark data (``on`` says which): together these are a model
+    fitted by hand, the constants a tuning step must fit again and check on held-out folds, so they are
+    marked rather than mixed unmarked with limits and switches (:func:`fitted_constants` lists them)."""
+    return Field(default=default, json_schema_extra={"fitted": on}, **constraints)
+
+
+def fitted_constants(model: type[BaseModel]) -> dict[str, str]:
+    """The fields of ``model`` marked :func:`fitted`, each with the data its default was fitted on."""
+    out: dict[str, str] = {}
+    for name, field in model.model_fields.items():
+        extra = field.json_schema_extra
+        if isinstance(extra, dict) and isinstance(extra.get("fitted"), str):
+            out[name] = str(extra["fitted"])
+    return out
 
 
 class ActivationConfig(BaseModel):
@@ -88,6 +105,7 @@ class RecallConfig(BaseModel):
     #: recall. Off: the first recall queries the index and waits for it to load.
     scan_until_index_loaded: bool = True
     channel_weights: dict[str, float] = Field(
+        json_schema_extra={"fitted": "the development sets"},
         default_factory=lambda: {
             "vector": 1.0,
             "keyword": 1.0,
@@ -99,21 +117,31 @@ class RecallConfig(BaseModel):
     )
     #: Multiplier of the temporal channel's weight when the query carries a history cue ("上次") or a
     #: time expression ("last week"): the "trace word" routing of the design.
-    history_boost: float = 2.5
+    history_boost: float = fitted(2.5, "the development sets")
     #: Context: a candidate lends this share of its fused score to its neighbouring turns in the session
     #: when the neighbour is another speaker's (an answer usually sits in the reply to the turn that
     #: matches the question).
-    context_weight: float = 0.4
+    context_weight: float = fitted(0.4, "the development sets")
     #: The share lent between two consecutive turns of the same speaker (``role``): a speaker's next
     #: statement mostly stands on its own, so it takes less than a reply. On LongMemEval's user-only
     #: turns lending it the full 0.4 cost turn recall@5 0.05; 0.1 was chosen on the tune part from
     #: 0, 0.1, 0.2, 0.4 (docs/benchmarks.md, "A context share that follows the speaker").
     #: ``context_weight`` restores the old, speaker-blind rule.
-    context_same_speaker_weight: float = Field(default=0.1, ge=0.0)
+    context_same_speaker_weight: float = fitted(0.1, "LongMemEval's tune part", ge=0.0)
     #: Final score ``alpha·relevance + beta·importance·decay + gamma·frequency``.
-    alpha: float = 1.0
-    beta: float = 0.1
-    gamma: float = 0.05
+    alpha: float = fitted(1.0, "the development sets")
+    beta: float = fitted(0.1, "the development sets")
+    gamma: float = fitted(0.05, "the development sets")
+    #: Taken off the final score of a memory demoted on request (``Hindsight.demote``): relevance is at
+    #: most 1, so it ranks below every kept memory still wanted, and is shown only when the budget has room.
+    demoted_penalty: float = Field(default=1.0, ge=0.0)
+    #: Taken off the final score of a starting memory (``Hindsight(starting_memories=...)``): a template's
+    #: default ranks below every kept memory of the user's own and fills what room the budget has left.
+    starting_penalty: float = Field(default=1.0, ge=0.0)
+    #: A kept starting memory hands its place to the user's own candidate (not the agent's) whose cosine to
+    #: it stands this many standard deviations above the background (mean of both directions): the user
+    #: said something about the same attribute, which is what holds for them. ``None``: off.
+    starting_yield_z: float | None = Field(default=2.6, ge=0.0)
     #: Cross-encoder reranking: a FlagEmbedding reranker name or local path; ``None`` passes scores through.
     reranker: str | None = None
     rerank_top_n: int = 20
@@ -124,24 +152,24 @@ class RecallConfig(BaseModel):
     #: nothing unless some candidate reaches ``floor_anchor_base + floor_anchor_spread·sqrt(2 ln n)``
     #: for a namespace of n memories (less ``floor_history_relief`` with a history cue or a time
     #: expression); then each candidate needs that bar less ``floor_keep_margin``.
-    floor_coverage_weight: float = 3.0
-    floor_anchor_base: float = 0.6
-    floor_anchor_spread: float = 1.1
+    floor_coverage_weight: float = fitted(3.0, "the development sets")
+    floor_anchor_base: float = fitted(0.6, "the development sets")
+    floor_anchor_spread: float = fitted(1.1, "the development sets")
     #: multilingual-e5-small scores a Chinese query against an English memory lower than the same pair
     #: in one language (an English query against a Chinese memory is not affected): measured ×1.4–1.8
     #: on translated pairs, so such z-scores are scaled by this factor.
-    zh_to_en_z_scale: float = 1.4
+    zh_to_en_z_scale: float = fitted(1.4, "translated query/memory pairs")
     #: A memory in the other language than the query has no memory-side z (its cross-lingual cosine is
     #: not comparable with its cosines to sentences of its own language), and the query side alone runs
     #: higher than the two-sided mean: its z is lowered by this much, which keeps such pairs at the bar
     #: they had before the memory side was added (``floor_anchor_base`` 2.0 then, 0.6 now).
-    floor_cross_lingual_offset: float = 1.4
-    floor_history_relief: float = 1.0
+    floor_cross_lingual_offset: float = fitted(1.4, "the development sets")
+    floor_history_relief: float = fitted(1.0, "the development sets")
     #: 1.5, re-fitted for the two-sided evidence (2.0 let unrelated turns through: docs/benchmarks.md).
-    floor_keep_margin: float = 1.5
+    floor_keep_margin: float = fitted(1.5, "the development sets")
     #: A reply of at most this many keyword terms ("Hill", "绵阳") takes the floor evidence of the turn it
     #: answers (the previous turn of its session, said by another speaker); 0: off.
-    reply_terms: int = 2
+    reply_terms: int = fitted(2, "LoCoMo development conversations")
     #: A query whose request score (``sentence_kinds.SentenceKinds.request``, signed) is above this bar
     #: is a request, and is offered the standing facts closest to it (profile.py); 0 is the classifier's
     #: own boundary.
@@ -153,18 +181,18 @@ class RecallConfig(BaseModel):
     #: are always one hit. The agent's adjacent reply (``AGENT_ROLES``) whose cosine to a turn stands this
     #: many standard deviations above the background is an echo of it, also one hit (``None``: off). A
     #: person's reply never is: on LoCoMo, merging a friend's reply into the turn it answers cost 0.10.
-    collapse_echo_z: float | None = 4.0
+    collapse_echo_z: float | None = fitted(4.0, "LoCoMo development conversations")
     #: Two memories whose cosine stands this many standard deviations above the background, and that share
     #: ``collapse_overlap`` of their idf-weighted terms, are duplicates: one hit (``None``: off).
-    collapse_duplicate_z: float | None = 5.5
+    collapse_duplicate_z: float | None = fitted(5.5, "the development sets")
     #: The share of idf-weighted terms two near-duplicates must have in common.
-    collapse_overlap: float = 0.6
+    collapse_overlap: float = fitted(0.6, "the development sets")
     #: Recall-time updates (supersede.py): a kept memory is superseded by a newer candidate of the same
     #: speaker, said in a later session, whose cosine to it stands this many standard deviations above
     #: the background (mean of both directions), each the other's closest in time order, that does not
     #: share ``collapse_overlap`` of its rare words and (``supersede_needs_change``) states a change.
     #: ``None``: off.
-    supersede_z: float | None = 2.7
+    supersede_z: float | None = fitted(2.7, "LoCoMo development conversations and the quality cases")
     #: The newer memory must state a change (``sentence_kinds.SentenceKinds.change``, learned from
     #: examples, no verb list): a later remark on the same topic that changes nothing ("My sister lives in
     #: Hamburg" after "I live in Munich") is not an update. Without it, updates cost LoCoMo dev held-out
@@ -225,6 +253,9 @@ class LifecycleConfig(BaseModel):
     cold_idle_days: float = Field(default=30.0, ge=0.0)
     #: Cold memories idle longer than this are written to the JSONL archive and deleted.
     archive_after_days: float = Field(default=90.0, ge=0.0)
+    #: ``demote()`` lowers a memory's ``ln A(now)`` to at most this: below ``cold_log_activation``, so the
+    #: sweep cools it once it has been idle ``cold_idle_days`` and archives it after ``archive_after_days``.
+    demoted_log_activation: float = -6.0
     #: Directory (under the engine's data directory) of the per-namespace JSONL archives.
     archive_dir: str = "archive"
 

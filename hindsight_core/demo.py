@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> None:
         report = hs.consolidate("user:wanglei")
         print(f"Consolidation: {report.model_dump_json(exclude_none=True)}\n")
         print("Stored memories (layer / kind / status / indexed); facts cite the episodes they came from:")
-        for m in hs.store.select("namespace = ?", ("user:wanglei",), order="layer, seq"):
+        for m in sorted(hs.find("user:wanglei"), key=lambda m: m.layer.value):
             flag = "indexed" if m.indexed else "kept, not indexed (small talk)"
             print(f"  {m.layer.value:<10} {m.kind.value:<10} {m.status.value:<10} {flag:<31} {m.content}")
         print("\nWorking memory of session s2 (recent turns, verbatim):")

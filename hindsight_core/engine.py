@@ -32,6 +32,7 @@ from hindsight_core.embeddings.base import Embedder
 from hindsight_core.embeddings.resolve import resolve_embedder
 from hindsight_core.environment import default_path
 from hindsight_core.errors import EngineClosedError, InvalidInputError, UnknownNamespaceError
+from hindsight_core.inspection import Inspection
 from hindsight_core.lifecycle.api import LifecycleService
 from hindsight_core.maintenance import IndexMaintenance
 from hindsight_core.memories import MemoryService
@@ -40,11 +41,22 @@ from hindsight_core.ownership import DirectoryLock, releases_on_failure
 from hindsight_core.portability import ImportReport, PortabilityService
 from hindsight_core.progress import Progress, track
 from hindsight_core.recall.api import RecallService
+from hindsight_core.starting import StartingService
+from hindsight_core.starting_template import StartingMemories, TemplateInput, template_of
 from hindsight_core.store import open_store, workers
 from hindsight_core.store.sql import RelationalStore
 from hindsight_core.text.tokens import TokenCounter, default_token_counter
 from hindsight_core.transcripts import Entries, TranscriptService
-from hindsight_core.types import Event, Kind, Layer, Memory, MemoryHistory, Stats, Status, WorkerStatus
+from hindsight_core.types import (
+    Event,
+    Kind,
+    Layer,
+    Memory,
+    MemoryHistory,
+    Stats,
+    Status,
+    WorkerStatus,
+)
 from hindsight_core.validation import check_id, check_namespace
 from hindsight_core.vectors.base import VectorIndex
 from hindsight_core.write.outbox import ACTIVATION, VECTOR, ApplyReport, OutboxApplier
@@ -92,6 +104,9 @@ class Hindsight:
     name or path; default ``config.recall.reranker``); ``extractor`` the consolidation extractor (default
     :class:`RuleExtractor`); ``background_consolidation=False`` turns the consolidation worker off.
     ``reconcile_on_open`` applies the outbox left by an earlier process before the constructor returns.
+    ``starting_memories`` is a template a new user's root namespace gets on first use
+    (:mod:`hindsight_core.starting`): a :class:`StartingMemories`, a JSONL path, or a list of strings and
+    dicts; malformed, it raises :class:`InvalidInputError` before anything opens.
 
     The data set remembers which embedder its vectors come from: opening it with another (another name
     or dimension) raises :class:`EmbedderMismatchError` naming both and changes nothing;
@@ -119,7 +134,9 @@ class Hindsight:
         extractor: Extractor | None = None,
         background_consolidation: bool = True,
         reembed: bool = False,
+        starting_memories: TemplateInput | None = None,
     ) -> None:
+        template = None if starting_memories is None else template_of(starting_memories)
         self.path = Path(path) if path is not None else default_path()
         self.path.mkdir(parents=True, exist_ok=True)
         # Services an argument does not name come from the environment (hindsight_core.environment).
@@ -175,6 +192,8 @@ class Hindsight:
         )
         self._transcripts = TranscriptService(self._ctx)
         self._portability = PortabilityService(self._ctx)
+        self._inspection = Inspection(self._ctx)
+        self._starting = StartingService(self._ctx, template)
         self._ctx.outbox.on_recovered = self._maintenance.on_index_recovered
         if self._owner.held and database_url is None:
             # The directory and its SQLite file are this engine's alone: a claim left on an outbox row is
@@ -243,6 +262,11 @@ class Hindsight:
     def extractor(self) -> Extractor:
         return self._lifecycle.extractor
 
+    @property
+    def inspection(self) -> Inspection:
+        """Read-only views for operator tools (the CLI, the inspector): :mod:`hindsight_core.inspection`."""
+        return self._inspection
+
     def now(self) -> datetime:
         return self._ctx.now()
 
@@ -273,6 +297,7 @@ class Hindsight:
             source_id=source_id, metadata=metadata, layer=layer, kind=kind, importance=importance,
             now=self._ctx.now(), index=index,
         )
+        self._starting.first_use(namespace)
         committed = self._memories.commit(namespace, [prepared])
         self._lifecycle.recorded(namespace, committed.new)
         return committed.memories[0]
@@ -292,6 +317,7 @@ class Hindsight:
         ``(done, total)`` callback."""
         namespace = check_namespace(namespace)
         prepared = self._memories.prepare_events(events, namespace)
+        self._starting.first_use(namespace)
         batch = self._ctx.config.write.batch_size
         stored: list[Memory] = []
         with track(progress, len(prepared), f"record {namespace}", "event") as bar:
@@ -335,10 +361,37 @@ class Hindsight:
             source_id=source_id, metadata=metadata, layer=layer, kind=kind, importance=importance,
             now=self._ctx.now(), index=index,
         )
+        self._starting.first_use(namespace)
         memory, created = self._memories.upsert(namespace, prepared)
         if created:
             self._lifecycle.recorded(namespace, [memory])
         return memory
+
+    # -- starting memories ------------------------------------------------------------------------
+    @property
+    def starting_memories(self) -> StartingMemories | None:
+        """The template new users start with (``None``: they start empty)."""
+        return self._starting.template
+
+    def set_starting_memories(self, template: TemplateInput | None) -> StartingMemories | None:
+        """Set the template a new user's root namespace gets on first use (``None`` turns it off); what
+        ``Hindsight(starting_memories=...)`` takes. Roots already decided keep what they have. Malformed
+        input raises :class:`InvalidInputError` and keeps the template as it was. Returns the checked
+        template."""
+        checked = None if template is None else template_of(template)
+        self._starting.template = checked
+        return checked
+
+    def apply_starting_memories(
+        self, namespace: str, template: TemplateInput | None = None
+    ) -> list[Memory]:
+        """Give ``namespace``'s root its starting memories now, if nobody has: ``template``, else the
+        engine's. Exactly once per root across every process sharing the store; a root that already
+        holds memories gets none (it is not a new user). Returns the memories written (an empty list when
+        the root was decided before). Adapters call it with their own ``starting_memories``."""
+        namespace = check_namespace(namespace)
+        checked = None if template is None else template_of(template)
+        return self._starting.first_use(namespace, checked)
 
     # -- read --------------------------------------------------------------------------------------
     def get(self, memory_id: str, *, namespace: str | None = None) -> Memory | None:
@@ -444,10 +497,14 @@ class Hindsight:
         (not the index, which holds today's texts), reads nothing of what has been erased or archived,
         and is read-only: no recall log, no reinforcement. ``now`` defaults to ``as_of`` ("yesterday"
         means the day before it). Cold memories follow ``include_cold`` as today (when a memory went
-        cold is not recorded)."""
+        cold is not recorded).
+
+        A new user's first recall (``track=True``, no ``as_of``) writes the starting memories first
+        (``starting_memories``)."""
         return self._recall.recall(
             query, namespace, session_id=session_id, k=k, budget_tokens=budget_tokens, layers=layers, now=now,
             include_cold=include_cold, explain=explain, track=track, as_of=as_of, subtree=subtree,
+            first_use=self._starting.first_use,
         )
 
     def warm_up(self) -> None:
@@ -483,6 +540,26 @@ class Hindsight:
         self._lifecycle.drop_archived(found)
         return True
 
+    def demote(
+        self, memory_id: str, *, namespace: str | None = None, reason: str | None = None, by: str | None = None
+    ) -> Memory:
+        """Forget on request, reversibly: lower the memory's activation so recall ranks it below what is
+        still wanted, stops reinforcing it, and the sweep cools it once it is idle and archives it later.
+        Noted durably with the time, ``by`` (who asked: an agent's tool, a user id) and ``reason``; it
+        shows in ``history()``. ``reinstate`` undoes it until the sweep archives the memory. An unknown
+        id (or one of another namespace than ``namespace``) raises :class:`MemoryNotFoundError`, an
+        archived one :class:`MemoryArchivedError`, malformed input :class:`InvalidInputError`; none
+        changes anything. Demoting a demoted memory changes nothing. ``forget`` erases instead. Returns
+        the memory as stored."""
+        return self._lifecycle.demote(memory_id, namespace=namespace, reason=reason, by=by)
+
+    def reinstate(self, memory_id: str, *, namespace: str | None = None) -> Memory:
+        """Undo ``demote``: the activation the memory had before comes back (decayed since as it would
+        have been), and ``active`` too when the sweep cooled it meanwhile. A memory not demoted is
+        returned unchanged; one the sweep archived raises :class:`MemoryArchivedError` (``restore`` its
+        archive instead); an unknown id :class:`MemoryNotFoundError`."""
+        return self._lifecycle.reinstate(memory_id, namespace=namespace)
+
     def _erase(self, namespace: str, seeds: Sequence[str], *, archived: bool = False) -> list[str]:
         """One unit of work: the store erases, recall drops what it buffered of the ids; then the sensory
         entries go."""
@@ -493,10 +570,12 @@ class Hindsight:
         self._memories.drop_sensory(gone)
         return gone
 
-    def _holds_namespace(self, namespace: str) -> bool:
-        """Whether anything of the namespace is kept outside the ``memories`` table (a transcript, an
-        archive file): such a namespace is known, and ``forget_namespace`` must reach it."""
-        return self._transcripts.holds(namespace) or self._lifecycle.holds(namespace)
+    def holds_namespace(self, namespace: str) -> bool:
+        """Whether the namespace holds anything: a memory, a transcript or an archive file (a namespace
+        whose memories were all archived is still known, and ``forget_namespace`` must reach it)."""
+        namespace = check_namespace(namespace)
+        return (self._memories.has_namespace(namespace) or self._transcripts.holds(namespace)
+                or self._lifecycle.holds(namespace))
 
     def forget_namespace(self, namespace: str, *, subtree: bool = True) -> int:
         """Erase every memory of a namespace (tombstones stay, as for ``forget``), its transcripts, logs,
@@ -510,7 +589,7 @@ class Hindsight:
         if subtree:
             archived = [ns for ns in self._lifecycle.archived_namespaces() if within(ns, namespace)]
             targets = under([namespace, *self._memories.subtree(namespace), *archived], namespace)
-        known = [ns for ns in targets if self._memories.has_namespace(ns) or self._holds_namespace(ns)]
+        known = [ns for ns in targets if self.holds_namespace(ns)]
         if not known:
             raise UnknownNamespaceError(f"namespace {namespace!r} holds no memories")
         count = 0
@@ -521,6 +600,7 @@ class Hindsight:
                 self._recall.purge(ns)
         for ns in known:
             self._lifecycle.after_purge(ns)  # files cannot roll back with the database: after commit
+            self._starting.forget(ns)
             self._memories.drop_sensory(namespace=ns)
         return count
 
@@ -714,8 +794,12 @@ class Hindsight:
     awarm_up = _twin(warm_up)
     aworking = _twin(working)
     afind = _twin(find)
+    aset_starting_memories = _twin(set_starting_memories)
+    aapply_starting_memories = _twin(apply_starting_memories)
     arecall = _twin(recall)
     aforget = _twin(forget)
+    ademote = _twin(demote)
+    areinstate = _twin(reinstate)
     aforget_namespace = _twin(forget_namespace)
     aconsolidate = _twin(consolidate)
     aend_session = _twin(end_session)

@@ -23,6 +23,14 @@ class MemoryNotFoundError(HindsightError, KeyError):
         return str(self.args[0]) if self.args else "memory not found"
 
 
+class MemoryArchivedError(MemoryNotFoundError):
+    """The memory is no longer in the store: the sweep archived it. A demotion can be undone only until
+    then; ``restore`` brings an archive back (fresh activation)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "memory archived"
+
+
 class BackendUnavailableError(HindsightError):
     """A derived index (vector or activation) could not be reached; the write is kept in the outbox."""
 

@@ -12,7 +12,8 @@ without touching an adapter, and every rule the two frameworks must share lives 
 * **the query** recall gets from an over-long chat turn (:func:`query_text`: the tail);
 * **what a hit looks like** outside the engine (:func:`hit_metadata`) and in a prompt
   (:func:`render_prompt`);
-* **the tool names and descriptions** agents see;
+* **the tool names and descriptions** agents see, and what the tools answer: recall with each memory's
+  id (:func:`recall_reply`), so the agent can name one to ``forget_memory`` (:func:`forget_memory`);
 * **the session log**: an exact transcript per ``(namespace, session_id)`` whose entries are
   ``{"message": <framework dump>, "memory_id": <episode id or None>}`` (:class:`SessionLog`).
 
@@ -20,6 +21,7 @@ Heavy modules (the engine, recall, lifecycle) load only when a function needs th
 
 from __future__ import annotations
 
+import asyncio
 import string
 import threading
 import weakref
@@ -27,20 +29,23 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hindsight_core.errors import InvalidInputError, MissingExtraError
-from hindsight_core.namespaces import SEPARATOR, label_safe
+from hindsight_core.errors import InvalidInputError, MemoryNotFoundError, MissingExtraError
+from hindsight_core.namespaces import SEPARATOR, label_safe, within
 from hindsight_core.optional import require
+from hindsight_core.starting_template import StartingMemories, template_of
+from hindsight_core.types import PINNED
 from hindsight_core.validation import (
-    MAX_NAMESPACE_CHARS,
+    MAX_QUERY_CHARS,
+    check_id,
     check_metadata,
     check_namespace,
     check_session_id,
     check_text,
+    check_transcript_key,
 )
 
 if TYPE_CHECKING:
     from hindsight_core.engine import Hindsight
-    from hindsight_core.lifecycle.api import PINNED
     from hindsight_core.lifecycle.schema import ExtractorReply
     from hindsight_core.recall.types import RecallHit, RecallResult
 
@@ -97,6 +102,19 @@ def resolve_engine(engine: Hindsight | None = None, engine_path: str | Path | No
 #: A namespace template: ``"user:{user_id}"``, or LangMem-style labels ``("memories", "{user_id}")``
 #: (joined with ``/``: ``"memories/alice"``).
 NamespaceTemplate = str | Sequence[str]
+
+
+def starting_template(value: object) -> StartingMemories | None:
+    """An adapter's ``starting_memories=`` checked as ``Hindsight(starting_memories=...)`` checks it
+    (``None`` stays ``None``); malformed input raises :class:`InvalidInputError` at construction."""
+    return None if value is None else template_of(value)
+
+
+def start_user(engine: Hindsight, namespace: str, template: StartingMemories | None) -> None:
+    """Give the user's root its starting memories before an adapter's first read or write there (a no-op
+    once the root is decided, by this adapter, the engine's own template or another process)."""
+    if template is not None:
+        engine.apply_starting_memories(namespace, template)
 
 
 def require_namespace(namespace: object, *, who: str) -> str:
@@ -183,9 +201,9 @@ def user_namespace(prefix: str, user: object, *, who: str) -> str:
 
 # -- queries ---------------------------------------------------------------------------------------
 
-#: Recall refuses longer queries (``InvalidInputError``). Adapters cut a chat turn instead, because a
-#: turn a plain chat memory accepts must not fail just because long-term memory is attached.
-MAX_QUERY_CHARS = 4_000
+# Recall refuses queries longer than MAX_QUERY_CHARS (``InvalidInputError``). Adapters cut a chat turn
+# instead, because a turn a plain chat memory accepts must not fail just because long-term memory is
+# attached.
 
 
 def query_text(text: str) -> str:
@@ -283,14 +301,21 @@ def without_known(result: RecallResult, known_ids: set[str], known_texts: set[st
 #: One set of tool names in both frameworks, so prompts and traces written for one work in the other.
 RECALL_TOOL_NAME = "recall_memory"
 SAVE_TOOL_NAME = "save_memory"
+FORGET_TOOL_NAME = "forget_memory"
 RECALL_TOOL_DESCRIPTION = (
     "Search long-term memory about the user (facts, preferences, earlier conversations). "
-    "Input: what you want to know, as a short question. Returns the relevant memories, or says none matched."
+    "Input: what you want to know, as a short question. Returns the relevant memories, each with its id, "
+    "or says none matched."
 )
 SAVE_TOOL_DESCRIPTION = (
     "Save one thing worth remembering about the user for future conversations (a fact, preference, "
     "decision or plan), as a short self-contained sentence. importance: 1 (trivia) to 5 (safety-critical, "
     "e.g. allergies)."
+)
+FORGET_TOOL_DESCRIPTION = (
+    "Forget a memory the user no longer wants kept or that is wrong. memory_id: the id recall_memory showed "
+    "for it. erase: false (the default) demotes it, so it ranks low, fades and can still be reinstated; "
+    "true deletes it for good (only when the user asks for that)."
 )
 NOTHING_FOUND = "No relevant memories."
 
@@ -299,12 +324,54 @@ def saved_reply(memory_id: str) -> str:
     return f"Saved memory {memory_id}."
 
 
+def recall_reply(result: RecallResult) -> str:
+    """What the recall tool answers: the injected block with each memory's id at the end of its line.
+    Without the id an agent asked to forget something has nothing to name; at the end, the line still
+    reads as the memory first."""
+    if not result.hits:
+        return NOTHING_FOUND
+    lines = render_lines(result.hits)
+    return render_prompt([f"{line} (id: {hit.memory.id})" for hit, line in zip(result.hits, lines, strict=True)])
+
+
+def forget_memory(engine: Hindsight, memory_id: object, namespace: str, *, erase: object, by: str) -> str:
+    """What the forget tool does and answers. The memory must lie in the tool's namespace or below it
+    (recall searched that subtree); any other id, malformed or another tenant's, gets the same "not
+    found" as an unknown one and is left alone, so a call can neither touch nor detect another tenant's
+    memory. ``erase=False`` demotes (reversible, noted ``by`` the tool), ``True`` erases."""
+    if not isinstance(erase, bool):
+        raise InvalidInputError(f"erase must be a bool, got {type(erase).__name__}")
+    try:
+        wanted = check_id(memory_id)
+    except InvalidInputError:
+        return _not_found(memory_id)
+    memory = engine.get(wanted)
+    if memory is None and erase and engine.forget(wanted, namespace=namespace):
+        return f"Erased memory {wanted}."  # an archived memory of the namespace itself
+    if memory is None or not within(memory.namespace, namespace):
+        return _not_found(wanted)
+    if erase:
+        if not engine.forget(memory.id, namespace=memory.namespace):
+            return _not_found(wanted)
+        return f"Erased memory {memory.id}."
+    try:
+        engine.demote(memory.id, namespace=memory.namespace, by=by)
+    except MemoryNotFoundError:  # erased or archived meanwhile
+        return _not_found(wanted)
+    return f"Demoted memory {memory.id}: it now ranks low and fades; it can be reinstated."
+
+
+async def aforget_memory(engine: Hindsight, memory_id: object, namespace: str, *, erase: object, by: str) -> str:
+    """:func:`forget_memory` in a worker thread, as the engine's async twins run."""
+    return await asyncio.to_thread(forget_memory, engine, memory_id, namespace, erase=erase, by=by)
+
+
+def _not_found(memory_id: object) -> str:
+    # the caller's text goes back into the agent's context: a bounded excerpt, not all of it
+    return f"No memory {str(memory_id)[:100]!r} found."
+
+
 # -- session logs ----------------------------------------------------------------------------------
-
-
-def check_transcript_key(key: object) -> str:
-    """Transcript keys (session ids) are non-empty strings of at most 200 characters."""
-    return check_text(key, what="transcript key", max_chars=MAX_NAMESPACE_CHARS)
 
 
 class SessionLog:
@@ -353,11 +420,6 @@ class SessionLog:
 
 
 def __getattr__(name: str) -> Any:
-    if name == "PINNED":
-        # Metadata flag: the sweep never archives a pinned memory (a store item is read back by key).
-        from hindsight_core.lifecycle.api import PINNED
-
-        return PINNED
     if name == "ExtractorReply":
         # The JSON schema an LLM extractor answers in (structured output of a framework's chat model).
         from hindsight_core.lifecycle.schema import ExtractorReply
@@ -367,6 +429,8 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "FORGET_TOOL_DESCRIPTION",
+    "FORGET_TOOL_NAME",
     "HIT_METADATA_KEYS",
     "MAX_QUERY_CHARS",
     "NOTHING_FOUND",
@@ -381,6 +445,7 @@ __all__ = [
     "NamespaceScope",
     "NamespaceTemplate",
     "SessionLog",
+    "aforget_memory",
     "check_metadata",
     "check_namespace",
     "check_session_id",
@@ -388,14 +453,18 @@ __all__ = [
     "check_transcript_key",
     "engine_ref",
     "fill_namespace",
+    "forget_memory",
     "hit_metadata",
     "query_text",
+    "recall_reply",
     "render_lines",
     "render_prompt",
     "require",
     "require_namespace",
     "resolve_engine",
     "saved_reply",
+    "start_user",
+    "starting_template",
     "template_fields",
     "user_namespace",
     "without_known",

@@ -100,8 +100,13 @@ class IndexMaintenance:
         log.warning("moving the data set from embedder %r (%d) to %r (%d): every memory is embedded again",
                     *recorded, *wanted)
         layers = [layer.value for layer in PERSISTENT_LAYERS]
-        for namespace in store.namespaces():
-            self.ctx.vectors.drop_namespace(namespace, layers)
+        reset_layer = getattr(self.ctx.vectors, "reset_layer", None)
+        if callable(reset_layer):  # collections shared by namespaces (Chroma's pools) have the old dimension
+            for layer in layers:
+                reset_layer(layer)
+        else:
+            for namespace in store.namespaces():
+                self.ctx.vectors.drop_namespace(namespace, layers)
         rows = store.indexed_active_ids()
         with self.ctx.changes(apply="later") as ch:
             ch.tx.drop_all_embeddings()

@@ -18,6 +18,7 @@ from hindsight_core.activation import math as activation_math
 from hindsight_core.clock import aware, from_ts, to_ts
 from hindsight_core.context import Changes, EngineContext
 from hindsight_core.errors import InvalidInputError, MemoryNotFoundError, UnknownNamespaceError
+from hindsight_core.store import demotions
 from hindsight_core.store.erase import closure, erase, purge_namespace, subtree_namespaces
 from hindsight_core.store.sql import ConstraintConflict
 from hindsight_core.text.entities import extract_entities
@@ -32,6 +33,7 @@ from hindsight_core.types import (
     Layer,
     LayerStats,
     Memory,
+    MemoryDemotion,
     MemoryEdit,
     MemoryHistory,
     NamespaceStats,
@@ -316,7 +318,7 @@ class MemoryService:
         return updated
 
     def history(self, memory_id: str, *, namespace: str | None = None) -> MemoryHistory:
-        """The memory's edits and its supersedes chain both ways, oldest first."""
+        """The memory's edits, its supersedes chain both ways and its demotions, oldest first."""
         memory = self.get(memory_id, namespace=namespace)
         if memory is None:
             where = "" if namespace is None else f" in namespace {namespace!r}"
@@ -351,7 +353,12 @@ class MemoryService:
             current = following
         older.sort(key=lambda link: (link.at, link.memory.id))
         newer.sort(key=lambda link: (link.at, link.memory.id))
-        return MemoryHistory(memory=memory, edits=edits, supersedes=older, superseded_by=newer)
+        demoted = [
+            MemoryDemotion(at=from_ts(d.demoted_at), by=d.demoted_by, reason=d.reason,
+                           reinstated_at=None if d.reinstated_at is None else from_ts(d.reinstated_at))
+            for d in demotions.of_memory(store, memory.id)
+        ]
+        return MemoryHistory(memory=memory, edits=edits, supersedes=older, superseded_by=newer, demotions=demoted)
 
     def sensory(self, namespace: str, session_id: str | None = None) -> Memory | None:
         return self._sensory.get((check_namespace(namespace), session_id))

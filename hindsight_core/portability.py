@@ -3,8 +3,9 @@
 An export holds what rebuilding the namespace needs and nothing derived: every memory in every layer and
 status (ids, caller ids, activation, provenance), the edges between them (supersedes chains, what a
 fact was distilled from), the transcripts, and which episodes were already consolidated (so the new home
-does not distill them twice), and the edit history of ``update()``. Vectors and index entries are derived:
-the importing engine embeds and indexes through its outbox. Importing the same export twice adds nothing."""
+does not distill them twice), the edit history of ``update()`` and the demotions of ``demote()``. Vectors
+and index entries are derived: the importing engine embeds and indexes through its outbox. Importing the
+same export twice adds nothing."""
 
 from __future__ import annotations
 
@@ -16,9 +17,10 @@ from pydantic import BaseModel, Field, ValidationError
 
 from hindsight_core.errors import InvalidInputError, UnknownNamespaceError
 from hindsight_core.progress import Progress, track
-from hindsight_core.transcripts import check_transcript_key
+from hindsight_core.store import demotions
+from hindsight_core.store.demotions import Demotion
 from hindsight_core.types import Edge, Memory, Status
-from hindsight_core.validation import check_json, check_namespace, check_text
+from hindsight_core.validation import check_json, check_namespace, check_text, check_transcript_key
 
 if TYPE_CHECKING:
     from hindsight_core.context import EngineContext
@@ -48,7 +50,7 @@ class PortabilityService:
 
         The records are read up front, so a write running meanwhile cannot tear the export."""
         namespace = check_namespace(namespace)
-        memories = self.store.select("namespace = ?", [namespace])
+        memories = self.store.find_memories(namespace)
         transcripts = self.store.transcripts_of(namespace)
         if not memories and not transcripts:
             raise UnknownNamespaceError(f"namespace {namespace!r} holds no memories")
@@ -69,6 +71,12 @@ class PortabilityService:
         records += [
             {"type": "edit", "memory_id": mid, "old_content": old, "new_content": new, "at": at}
             for mid, old, new, at in self.store.namespace_history(namespace)
+        ]
+        records += [
+            {"type": "demotion", "memory_id": d.memory_id, "at": d.demoted_at, "by": d.demoted_by,
+             "reason": d.reason, "log_base_before": d.log_base_before, "ref_time_before": d.ref_time_before,
+             "status_before": d.status_before, "reinstated_at": d.reinstated_at}
+            for d in demotions.of_namespace(self.store, namespace)
         ]
         return iter(records)
 
@@ -97,6 +105,7 @@ class PortabilityService:
         transcripts: list[tuple[str, float, float, list[str]]] = []
         consolidated: list[tuple[str, float]] = []
         edits: list[tuple[str, str, str, float]] = []
+        demoted: list[Demotion] = []
         for index, record in enumerate(items[1:], start=2):
             try:
                 if not isinstance(record, Mapping):
@@ -122,6 +131,8 @@ class PortabilityService:
                     texts = [check_text(record[f], what=f"edit {f}", max_chars=self.ctx.config.write.max_content_chars)
                              for f in ("old_content", "new_content")]
                     edits.append((str(record["memory_id"]), texts[0], texts[1], float(record["at"])))
+                elif kind == "demotion":
+                    demoted.append(_demotion_record(record))
                 else:
                     raise InvalidInputError(f"unknown record type {kind!r}")
             except (KeyError, TypeError, ValueError, ValidationError) as exc:
@@ -143,6 +154,9 @@ class PortabilityService:
         for mid, _, _, _ in edits:
             if mid not in known:
                 raise InvalidInputError(f"an edit names memory {mid!r}, which the export does not hold")
+        for d in demoted:
+            if d.memory_id not in known:
+                raise InvalidInputError(f"a demotion names memory {d.memory_id!r}, which the export does not hold")
         fresh: list[Memory] = []
         skipped: list[str] = []
         taken: set[tuple[str, str]] = set()
@@ -176,6 +190,13 @@ class PortabilityService:
             for mid, old, new, at in edits:
                 if mid in inserted:
                     ch.tx.add_history(mid, target, old, new, at, None, None)
+            for d in demoted:
+                if d.memory_id in inserted:
+                    demotions.add(
+                        ch.tx, d.memory_id, target, at=d.demoted_at, by=d.demoted_by, reason=d.reason,
+                        log_base_before=d.log_base_before, ref_time_before=d.ref_time_before,
+                        status_before=d.status_before, reinstated_at=d.reinstated_at,
+                    )
             ch.sync(indexed)
         report.memories = len(fresh)
         batch = self.ctx.config.write.batch_size
@@ -185,6 +206,23 @@ class PortabilityService:
                 self.ctx.outbox.apply(chunk)
                 bar.advance(len(chunk))
         return report
+
+
+def _demotion_record(record: Mapping[str, Any]) -> Demotion:
+    """A demotion record checked as ``demote`` checks its input (the ``seq`` is the importer's)."""
+
+    def note(field: str, max_chars: int) -> str | None:
+        value = record.get(field)
+        return None if value is None else check_text(value, what=f"demotion {field}", max_chars=max_chars)
+
+    reinstated = record.get("reinstated_at")
+    return Demotion(
+        seq=0, memory_id=check_text(record["memory_id"], what="demotion memory_id", max_chars=200),
+        demoted_at=float(record["at"]), demoted_by=note("by", 200), reason=note("reason", 2_000),
+        log_base_before=float(record["log_base_before"]), ref_time_before=float(record["ref_time_before"]),
+        status_before=Status(record["status_before"]).value,
+        reinstated_at=None if reinstated is None else float(reinstated),
+    )
 
 
 __all__ = ["EXPORT_FORMAT", "EXPORT_VERSION", "ImportReport", "PortabilityService"]

@@ -19,17 +19,12 @@ from typing import TYPE_CHECKING, Any
 from hindsight_core.clock import to_ts
 from hindsight_core.errors import InvalidInputError
 from hindsight_core.store import transcripts as transcript_rows
-from hindsight_core.validation import MAX_NAMESPACE_CHARS, check_json, check_namespace, check_text
+from hindsight_core.validation import check_json, check_namespace, check_transcript_key
 
 if TYPE_CHECKING:
     from hindsight_core.context import EngineContext
 
 Entries = list[Any]
-
-
-def check_transcript_key(key: object) -> str:
-    """Transcript keys follow the session id rules: a non-empty str of at most 200 characters."""
-    return check_text(key, what="transcript key", max_chars=MAX_NAMESPACE_CHARS)
 
 
 def _encode(entries: object) -> list[str]:
@@ -91,4 +86,4 @@ class TranscriptService:
         return transcript_rows.holds_namespace(self.store, namespace)
 
 
-__all__ = ["Entries", "TranscriptService", "check_transcript_key"]
+__all__ = ["Entries", "TranscriptService"]

@@ -66,6 +66,15 @@ class Activation(BaseModel):
         return math.exp(self.log_at(now, rate))
 
 
+#: Metadata flag that keeps a memory from fading out: the sweep never makes it cold or archives it (it
+#: still decays in ranking). Key/value items set it, because an application reads them back by key.
+PINNED = "pinned"
+#: Metadata flag of a starting memory (``Hindsight(starting_memories=...)``): written from a template for a
+#: new user, not said by them. Its value names the template. The user's own statements replace it, it is
+#: never reinforced as their evidence and never a source of what consolidation distils.
+STARTING = "starting"
+
+
 class Memory(BaseModel):
     """One memory, in any layer.
 
@@ -99,6 +108,15 @@ class Memory(BaseModel):
     indexed: bool = True
     metadata: dict[str, Any] = Field(default_factory=dict)
 
+    @property
+    def pinned(self) -> bool:
+        return bool(self.metadata.get(PINNED))
+
+    @property
+    def starting(self) -> bool:
+        """Whether this is a starting memory from a template, not something the user said."""
+        return bool(self.metadata.get(STARTING))
+
 
 class Edge(BaseModel):
     model_config = ConfigDict(frozen=True)
@@ -126,14 +144,32 @@ class ChainLink(BaseModel):
     at: datetime
 
 
+class MemoryDemotion(BaseModel):
+    """One ``demote()``: when, by whom and why, and when it was undone (``None`` while it holds)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    at: datetime
+    by: str | None = None
+    reason: str | None = None
+    reinstated_at: datetime | None = None
+
+
 class MemoryHistory(BaseModel):
     """What ``history(memory_id)`` returns, every list oldest first: the memory as it is now, its edits,
-    the memories it superseded (directly or along the chain) and those that superseded it."""
+    the memories it superseded (directly or along the chain), those that superseded it, and its
+    demotions (``demote`` / ``reinstate``)."""
 
     memory: Memory
     edits: list[MemoryEdit] = Field(default_factory=list)
     supersedes: list[ChainLink] = Field(default_factory=list)
     superseded_by: list[ChainLink] = Field(default_factory=list)
+    demotions: list[MemoryDemotion] = Field(default_factory=list)
+
+    @property
+    def demoted(self) -> bool:
+        """Whether a demotion holds now (``reinstate`` undoes it)."""
+        return any(d.reinstated_at is None for d in self.demotions)
 
     def text_at(self, when: datetime) -> str | None:
         """The memory's text at ``when``; ``None`` before it was created."""

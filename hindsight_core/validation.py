@@ -21,6 +21,8 @@ MAX_METADATA_DEPTH = 32
 MAX_METADATA_BYTES = 64 * 1024
 #: Memory ids are ULIDs (26 characters); anything much longer cannot name a memory.
 MAX_ID_CHARS = 200
+#: Recall refuses longer queries: a query is a question, not a document to search with.
+MAX_QUERY_CHARS = 4_000
 
 
 def check_namespace(namespace: object) -> str:
@@ -44,6 +46,11 @@ def check_session_id(session_id: object) -> str | None:
     if not isinstance(session_id, str) or not session_id.strip():
         raise InvalidInputError("session_id must be a non-empty str or None")
     return check_text(session_id, what="session_id", max_chars=MAX_NAMESPACE_CHARS)
+
+
+def check_transcript_key(key: object) -> str:
+    """Transcript keys follow the session id rules: a non-empty str of at most 200 characters."""
+    return check_text(key, what="transcript key", max_chars=MAX_NAMESPACE_CHARS)
 
 
 def check_text(text: object, *, what: str = "content", max_chars: int) -> str:
@@ -184,3 +191,18 @@ def check_metadata_filter(filters: object) -> dict[str, str | int | float | bool
         out[key] = value
     check_json(out, what="metadata filter")
     return out
+
+
+def parse_jsonl(text: str, *, where: str = "") -> list[Any]:
+    """One JSON value per non-blank line; a malformed line raises :class:`InvalidInputError` naming it
+    (``where``: the file, for the message)."""
+    rows: list[Any] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise InvalidInputError(f"{where + ' ' if where else ''}line {number} is not JSON: {exc.msg}") from None
+    return rows
+

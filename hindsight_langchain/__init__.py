@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from hindsight_langchain.retriever import HindsightRetriever
     from hindsight_langchain.runnable import HindsightRunnable, with_memory
     from hindsight_langchain.store import HindsightStore
-    from hindsight_langchain.tools import memory_tools, recall_tool, retain_tool
+    from hindsight_langchain.tools import forget_tool, memory_tools, recall_tool, retain_tool
 
 _EXPORTS = {
     "HindsightMemory": "hindsight_langchain.memory",
@@ -30,6 +30,7 @@ _EXPORTS = {
     "recall_tool": "hindsight_langchain.tools",
     "retain_tool": "hindsight_langchain.tools",
     "memory_tools": "hindsight_langchain.tools",
+    "forget_tool": "hindsight_langchain.tools",
     "ChatModelLLM": "hindsight_langchain.llm",
     "llm_extractor": "hindsight_langchain.llm",
 }
@@ -42,6 +43,7 @@ __all__ = [
     "HindsightRetriever",
     "HindsightRunnable",
     "HindsightStore",
+    "forget_tool",
     "llm_extractor",
     "memory_tools",
     "recall_tool",

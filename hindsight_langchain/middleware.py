@@ -8,6 +8,7 @@ memories reach another's prompt. The thread id, when there is one, is the sessio
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,8 @@ from hindsight_core.integration import (  # noqa: E402
     check_namespace,
     query_text,
     resolve_engine,
+    start_user,
+    starting_template,
     user_namespace,
     without_known,
 )
@@ -68,8 +71,11 @@ class HindsightMemoryMiddleware(AgentMiddleware):
         budget_tokens: int = 800,
         layers: list[str] | None = None,
         record: bool = True,
+        starting_memories: Any = None,
     ) -> None:
         super().__init__()
+        #: A template each new user's root gets before the first recall (``Hindsight(starting_memories=...)``).
+        self.starting_memories = starting_template(starting_memories)
         self.engine = resolve_engine(engine)
         self.context_key = context_key
         self.namespace_prefix = namespace_prefix
@@ -144,6 +150,7 @@ class HindsightMemoryMiddleware(AgentMiddleware):
         query = self._query(request)
         if query is not None:
             namespace = self.namespace_for(request.runtime)
+            start_user(self.engine, namespace, self.starting_memories)
             result = traced_recall(self.engine, query, namespace, **self._args(request.runtime))
             request = self._inject(request, result)
         return handler(request)
@@ -154,6 +161,7 @@ class HindsightMemoryMiddleware(AgentMiddleware):
         query = self._query(request)
         if query is not None:
             namespace = self.namespace_for(request.runtime)
+            await asyncio.to_thread(start_user, self.engine, namespace, self.starting_memories)
             result = await atraced_recall(self.engine, query, namespace, **self._args(request.runtime))
             request = self._inject(request, result)
         return await handler(request)

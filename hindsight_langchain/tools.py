@@ -1,10 +1,12 @@
-"""Recall and save as LangChain tools, for agents that decide themselves when to remember.
+"""Recall, save and forget as LangChain tools, for agents that decide themselves what to remember.
 
 The namespace may be a template filled per call from the run (LangMem style): ``"user:{user_id}"`` or
 ``("memories", "{user_id}")`` takes ``user_id`` from the LangGraph runtime context
 (``agent.invoke(..., context={"user_id": "ana"})``) or from ``config["configurable"]``, so one tool
 serves every user and a call without the user fails instead of landing in someone else's memory. The
-tool names (``recall_memory``, ``save_memory``) are the same in the LlamaIndex adapter."""
+tool names (``recall_memory``, ``save_memory``, ``forget_memory``) are the same in the LlamaIndex adapter.
+Recall shows each memory's id, which ``forget_memory`` takes to demote the memory (reversible) or,
+with ``erase=True``, erase it; an id outside the tool's namespace subtree is "not found"."""
 
 from __future__ import annotations
 
@@ -20,6 +22,8 @@ from langchain_core.runnables.config import patch_config  # noqa: E402
 from langchain_core.tools import StructuredTool  # noqa: E402
 
 from hindsight_core.integration import (  # noqa: E402
+    FORGET_TOOL_DESCRIPTION,
+    FORGET_TOOL_NAME,
     NOTHING_FOUND,
     RECALL_TOOL_DESCRIPTION,
     RECALL_TOOL_NAME,
@@ -27,7 +31,10 @@ from hindsight_core.integration import (  # noqa: E402
     SAVE_TOOL_NAME,
     NamespaceScope,
     NamespaceTemplate,
+    aforget_memory,
+    forget_memory,
     query_text,
+    recall_reply,
     resolve_engine,
     saved_reply,
 )
@@ -54,9 +61,10 @@ def recall_tool(
     budget_tokens: int = 800,
     name: str = RECALL_TOOL_NAME,
 ) -> StructuredTool:
-    """A tool returning what long-term memory holds about a query, as the text recall would inject
-    (the recall is a retriever run under the tool's run in the agent's callbacks). It searches the namespace's subtree:
-    ``"user:{user_id}"`` finds the user's turns, store items and saved facts alike."""
+    """A tool returning what long-term memory holds about a query, as the text recall would inject with
+    each memory's id (the recall is a retriever run under the tool's run in the agent's callbacks). It
+    searches the namespace's subtree: ``"user:{user_id}"`` finds the user's turns, store items and saved
+    facts alike."""
     scope = _Scope(namespace, "recall_tool")
     hs = resolve_engine(engine)
 
@@ -69,11 +77,11 @@ def recall_tool(
 
     def recall_memory(query: str, config: RunnableConfig, callbacks: BaseCallbackManager | None = None) -> str:
         result = traced_recall(hs, query_text(query), scope(config), _traced(config, callbacks), **options)
-        return result.to_prompt() or NOTHING
+        return recall_reply(result)
 
     async def arecall_memory(query: str, config: RunnableConfig, callbacks: BaseCallbackManager | None = None) -> str:
         result = await atraced_recall(hs, query_text(query), scope(config), _traced(config, callbacks), **options)
-        return result.to_prompt() or NOTHING
+        return recall_reply(result)
 
     return StructuredTool.from_function(
         func=recall_memory, coroutine=arecall_memory, name=name, description=RECALL_TOOL_DESCRIPTION
@@ -113,14 +121,37 @@ def retain_tool(
     )
 
 
+def forget_tool(
+    namespace: NamespaceTemplate,
+    *,
+    engine: Hindsight | None = None,
+    name: str = FORGET_TOOL_NAME,
+) -> StructuredTool:
+    """A tool for "forget that": by default a demotion the user can still take back (the memory ranks low
+    and the sweep takes it once idle), ``erase=True`` for the real erase."""
+    scope = _Scope(namespace, "forget_tool")
+    hs = resolve_engine(engine)
+
+    def forget_in_scope(memory_id: str, config: RunnableConfig, erase: bool = False) -> str:
+        return forget_memory(hs, memory_id, scope(config), erase=erase, by=f"tool:{name}")
+
+    async def aforget_in_scope(memory_id: str, config: RunnableConfig, erase: bool = False) -> str:
+        return await aforget_memory(hs, memory_id, scope(config), erase=erase, by=f"tool:{name}")
+
+    return StructuredTool.from_function(
+        func=forget_in_scope, coroutine=aforget_in_scope, name=name, description=FORGET_TOOL_DESCRIPTION
+    )
+
+
 def memory_tools(
     namespace: NamespaceTemplate, *, engine: Hindsight | None = None, session_id: str | None = None
 ) -> list[StructuredTool]:
-    """``[recall_memory, save_memory]`` for one namespace (or namespace template)."""
+    """``[recall_memory, save_memory, forget_memory]`` for one namespace (or namespace template)."""
     return [
         recall_tool(namespace, engine=engine),
         retain_tool(namespace, engine=engine, session_id=session_id),
+        forget_tool(namespace, engine=engine),
     ]
 
 
-__all__ = ["NOTHING", "memory_tools", "recall_tool", "retain_tool"]
+__all__ = ["NOTHING", "forget_tool", "memory_tools", "recall_tool", "retain_tool"]

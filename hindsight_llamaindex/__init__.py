@@ -15,7 +15,7 @@ from hindsight_llamaindex.llm import LlamaIndexLLM, llm_extractor  # noqa: E402
 from hindsight_llamaindex.memory import HindsightMemory  # noqa: E402
 from hindsight_llamaindex.memory_block import HindsightMemoryBlock  # noqa: E402
 from hindsight_llamaindex.retriever import HindsightRetriever  # noqa: E402
-from hindsight_llamaindex.tools import memory_tools, recall_tool, retain_tool  # noqa: E402
+from hindsight_llamaindex.tools import forget_tool, memory_tools, recall_tool, retain_tool  # noqa: E402
 
 __all__ = [
     "HindsightChatStore",
@@ -23,6 +23,7 @@ __all__ = [
     "HindsightMemoryBlock",
     "HindsightRetriever",
     "LlamaIndexLLM",
+    "forget_tool",
     "llm_extractor",
     "memory_tools",
     "recall_tool",

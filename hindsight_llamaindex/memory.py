@@ -29,6 +29,8 @@ from hindsight_core.integration import (
     query_text,
     require_namespace,
     resolve_engine,
+    start_user,
+    starting_template,
 )
 from hindsight_llamaindex._common import load_message, traced_recall, without_hits
 from hindsight_llamaindex.chat_store import HindsightChatStore
@@ -70,16 +72,20 @@ class HindsightMemory(BaseMemory):
     _log: HindsightChatStore = PrivateAttr()
     _last_recall: RecallResult | None = PrivateAttr(default=None)
 
-    def __init__(self, *, engine: Hindsight | None = None, **data: Any) -> None:
+    def __init__(self, *, engine: Hindsight | None = None, starting_memories: Any = None, **data: Any) -> None:
+        """``starting_memories``: a template the user's root gets when this memory is built, if the user
+        is new, as ``Hindsight(starting_memories=...)`` takes it (not serialised with the memory)."""
         # A chat engine's ``memory_cls.from_defaults()`` names no user; pass
         # ``memory=HindsightMemory.from_defaults(namespace=...)`` instead (the error says so).
         who = "HindsightMemory (memory=HindsightMemory.from_defaults(namespace=...))"
         require_namespace(data.get("namespace"), who=who)
+        template = starting_template(starting_memories)
         super().__init__(**data)
         check_transcript_key(self.session_id)
         self._engine = resolve_engine(engine, self.engine_path)
         self.engine_path = engine_ref(self._engine)
         self._log = HindsightChatStore(namespace=self.namespace, engine=self._engine)
+        start_user(self._engine, self.namespace, template)  # before anything of the user's is written
 
     @classmethod
     def class_name(cls) -> str:
@@ -94,6 +100,7 @@ class HindsightMemory(BaseMemory):
         chat_history: list[ChatMessage] | None = None,
         token_limit: int | None = None,
         llm: LLM | None = None,
+        starting_memories: Any = None,
         **kwargs: Any,
     ) -> HindsightMemory:
         """Build one; the signature also fits ``memory_cls=`` of chat engines (``chat_history=``,
@@ -108,7 +115,7 @@ class HindsightMemory(BaseMemory):
         data: dict[str, Any] = {"namespace": namespace, "token_limit": token_limit, **kwargs}
         if session_id is not None:
             data["session_id"] = session_id
-        memory = cls(engine=engine, **data)
+        memory = cls(engine=engine, starting_memories=starting_memories, **data)
         if chat_history is not None:
             memory.set(chat_history)
         return memory

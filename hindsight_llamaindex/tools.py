@@ -1,5 +1,6 @@
-"""Recall and save as LlamaIndex ``FunctionTool``s, so an agent can search and add to its long-term
-memory itself. The names (``recall_memory``, ``save_memory``) and descriptions are the LangChain
+"""Recall, save and forget as LlamaIndex ``FunctionTool``s, so an agent can search, add to and prune its
+long-term memory itself. The names (``recall_memory``, ``save_memory``, ``forget_memory``) and
+descriptions are the LangChain
 adapter's, and so is the namespace: fixed (``"user:ana"``) or a template filled per call
 (``"user:{user_id}"``, or LangMem-style labels ``("memories", "{user_id}")``).
 
@@ -8,7 +9,8 @@ field from the run's state (``FunctionAgent(initial_state=...)`` or ``await ctx.
 {"user_id": "ana"})``), else from the context store's own key (``await ctx.store.set("user_id", "ana")``).
 One agent then serves every user; a call whose run names no user fails instead of landing in someone
 else's memory. Recall searches the namespace's subtree, so ``"user:{user_id}"`` finds the user's turns,
-store items and saved facts alike.
+store items and saved facts alike, each shown with its id; ``forget_memory`` takes that id to demote the
+memory (reversible) or, with ``erase=True``, erase it, and says "not found" for an id outside the subtree.
 
 Fixed-namespace tools have a real sync and a real async function. A templated tool's function is async
 (the context store is), as agents call it; ``tool.call(...)`` runs it to completion."""
@@ -22,15 +24,19 @@ from llama_index.core.tools import FunctionTool
 from llama_index.core.workflow import Context
 
 from hindsight_core.integration import (
-    NOTHING_FOUND,
+    FORGET_TOOL_DESCRIPTION,
+    FORGET_TOOL_NAME,
     RECALL_TOOL_DESCRIPTION,
     RECALL_TOOL_NAME,
     SAVE_TOOL_DESCRIPTION,
     SAVE_TOOL_NAME,
     NamespaceScope,
     NamespaceTemplate,
+    aforget_memory,
     check_session_id,
+    forget_memory,
     query_text,
+    recall_reply,
     resolve_engine,
     saved_reply,
 )
@@ -76,7 +82,7 @@ def recall_tool(
     name: str = RECALL_TOOL_NAME,
 ) -> FunctionTool:
     """A tool returning what long-term memory holds about a query (the namespace's subtree), as the
-    text recall would inject; each recall is a retrieval span in LlamaIndex instrumentation."""
+    text recall would inject with each memory's id; each recall is a retrieval span in LlamaIndex instrumentation."""
     scope = _Scope(namespace, "recall_tool")
     session = check_session_id(session_id)
     hs = resolve_engine(engine)
@@ -87,12 +93,11 @@ def recall_tool(
 
         def recall_memory(query: str) -> str:
             """Search long-term memory."""
-            return traced_recall(hs, query_text(query), fixed, **options).to_prompt() or NOTHING_FOUND
+            return recall_reply(traced_recall(hs, query_text(query), fixed, **options))
 
         async def arecall_memory(query: str) -> str:
             """Search long-term memory."""
-            result = await atraced_recall(hs, query_text(query), fixed, **options)
-            return result.to_prompt() or NOTHING_FOUND
+            return recall_reply(await atraced_recall(hs, query_text(query), fixed, **options))
 
         return FunctionTool.from_defaults(
             fn=recall_memory, async_fn=arecall_memory, name=name, description=RECALL_TOOL_DESCRIPTION
@@ -100,8 +105,7 @@ def recall_tool(
 
     async def recall_memory_for(ctx: Context, query: str) -> str:
         """Search long-term memory."""
-        result = await atraced_recall(hs, query_text(query), await scope(ctx), **options)
-        return result.to_prompt() or NOTHING_FOUND
+        return recall_reply(await atraced_recall(hs, query_text(query), await scope(ctx), **options))
 
     return FunctionTool.from_defaults(async_fn=recall_memory_for, name=name, description=RECALL_TOOL_DESCRIPTION)
 
@@ -150,17 +154,56 @@ def retain_tool(
     return FunctionTool.from_defaults(async_fn=save_memory_for, name=name, description=SAVE_TOOL_DESCRIPTION)
 
 
+def forget_tool(
+    namespace: "NamespaceTemplate | None" = None,
+    *,
+    engine: "Hindsight | None" = None,
+    name: str = FORGET_TOOL_NAME,
+) -> FunctionTool:
+    """A tool for "forget that": by default a demotion the user can still take back (the memory ranks low
+    and the sweep takes it once idle), ``erase=True`` for the real erase."""
+    scope = _Scope(namespace, "forget_tool")
+    hs = resolve_engine(engine)
+    by = f"tool:{name}"
+
+    if scope.fixed is not None:
+        fixed = scope.fixed
+
+        def forget_memory_in(memory_id: str, erase: bool = False) -> str:
+            """Forget a memory."""
+            return forget_memory(hs, memory_id, fixed, erase=erase, by=by)
+
+        async def aforget_memory_in(memory_id: str, erase: bool = False) -> str:
+            """Forget a memory."""
+            return await aforget_memory(hs, memory_id, fixed, erase=erase, by=by)
+
+        return FunctionTool.from_defaults(
+            fn=forget_memory_in, async_fn=aforget_memory_in, name=name, description=FORGET_TOOL_DESCRIPTION
+        )
+
+    async def forget_memory_for(ctx: Context, memory_id: str, erase: bool = False) -> str:
+        """Forget a memory."""
+        return await aforget_memory(hs, memory_id, await scope(ctx), erase=erase, by=by)
+
+    return FunctionTool.from_defaults(async_fn=forget_memory_for, name=name, description=FORGET_TOOL_DESCRIPTION)
+
+
 def memory_tools(
     namespace: "NamespaceTemplate | None" = None,
     *,
     engine: "Hindsight | None" = None,
     session_id: str | None = None,
 ) -> list[FunctionTool]:
-    """``[recall_memory, save_memory]`` for ``FunctionAgent(tools=...)``, for one namespace or template."""
+    """``[recall_memory, save_memory, forget_memory]`` for ``FunctionAgent(tools=...)``, for one namespace
+    or template."""
     return [
         recall_tool(namespace, engine=engine, session_id=session_id),
         retain_tool(namespace, engine=engine, session_id=session_id),
+        forget_tool(namespace, engine=engine),
     ]
 
 
-__all__ = ["RECALL_DESCRIPTION", "RETAIN_DESCRIPTION", "context_values", "memory_tools", "recall_tool", "retain_tool"]
+__all__ = [
+    "RECALL_DESCRIPTION", "RETAIN_DESCRIPTION", "context_values", "forget_tool", "memory_tools", "recall_tool",
+    "retain_tool",
+]

@@ -76,6 +76,9 @@ ENGINE_OPTIONS: dict[str, str] = {
     "`lifecycle.consolidate_every` episodes; `False` consolidates on demand only.",
     "reembed": "Move a data set built with another embedder to `embedder`: every indexed memory is embedded "
     "again and the vector index rebuilt before the constructor returns (README, \"Changing the embedder\").",
+    "starting_memories": "A template each new user's root namespace gets once on first use (`StartingMemories`, a "
+    "JSONL path, or a list of strings and dicts; docs/architecture.md, \"Starting memories\"). Malformed, it "
+    "raises `InvalidInputError` before anything opens.",
     "reranker": "A cross-encoder reranker: a FlagEmbedding reranker name or path (`bge` extra), or an object; "
     "overrides `recall.reranker`.",
 }
@@ -112,7 +115,9 @@ SECTIONS: dict[str, str] = {
     "`ln 2 / half_life`.",
     "write": "Input limits and batching of the write path. Input beyond a limit raises `InvalidInputError` "
     "and changes nothing.",
-    "recall": "Channels, fusion, the relevance floor and the prompt budget of `recall()`.",
+    "recall": "Channels, fusion, the relevance floor and the prompt budget of `recall()`. Options marked *fitted* "
+    "are constants chosen on benchmark data (`hindsight_core.config.fitted_constants(RecallConfig)` lists them): "
+    "the ones to fit again on your own data.",
     "lifecycle": "Consolidation, procedures, decay and eviction. Activation thresholds are in log space "
     "(`ln A`): `-3.0` means `A < 0.05`, which an untouched episode (importance 3, half-life 7 days) reaches "
     "after about a month.",
@@ -180,6 +185,8 @@ def section_table(name: str, model: type[BaseModel]) -> list[str]:
         text = comments.get(field_name) or FIELD_NOTES.get(option)
         if not text:
             raise SystemExit(f"config_reference.py: {option} has no #: comment in the code and no FIELD_NOTES entry")
+        if isinstance(field.json_schema_extra, dict) and (on := field.json_schema_extra.get("fitted")):
+            text = f"{text} *Fitted on {on}.*"
         kind = _markdown(f"`{_type_name(field.annotation)}`")
         default = _markdown(_value(defaults[field_name]))
         rows.append(f"| `{option}` | {kind} | {default} | {_constraints(field)} | {_markdown(text)} |")

@@ -67,6 +67,16 @@ def scaled(activation: Activation, factor: float) -> Activation:
     return Activation(log_base=activation.log_base + math.log(factor), ref_time=activation.ref_time)
 
 
+def lowered(activation: Activation, rate: float, now: float, ceiling: float) -> Activation:
+    """``ln A(now)`` brought down to at most ``ceiling`` by a shift of ``log_base`` (``demote``): the idle
+    time is kept, so the sweep's clock runs on from the last real use, and an activation already lower
+    stays as it is."""
+    excess = log_at(activation, rate, now) - ceiling
+    if excess <= 0:
+        return activation
+    return Activation(log_base=activation.log_base - excess, ref_time=activation.ref_time)
+
+
 def index_key(activation: Activation, rate: float) -> float:
     """The activation index's sort key (see the module docstring)."""
     return activation.log_base + rate * (activation.ref_time - KEY_EPOCH)

@@ -254,22 +254,10 @@ def ls_(
     as_json: JsonOpt = False,
 ) -> None:
     """List a namespace's memories, newest last: layer, kind, status, activation now, last reinforced."""
-    from hindsight_core.types import Status
-    from hindsight_core.validation import check_kind, check_layer, check_namespace, check_session_id
-
-    namespace = check_namespace(namespace)
-    try:
-        status_ = None if status is None else Status(status).value
-    except ValueError:
-        raise InvalidInputError(f"unknown status {status!r}") from None
     with _engine() as hs:
-        if not hs.store.has_namespace(namespace):
+        found = hs.inspection.latest(namespace, limit=limit, layer=layer, kind=kind, status=status, session_id=session)
+        if not found and not hs.holds_namespace(namespace):
             raise UnknownNamespaceError(f"namespace {namespace!r} holds no memories")
-        found = hs.store.latest(
-            namespace, limit=limit, layer=None if layer is None else check_layer(layer).value,
-            kind=None if kind is None else check_kind(kind).value, status=status_,
-            session_id=check_session_id(session),
-        )
         if as_json:
             _print_json([_memory_json(hs, m) for m in found])
             return
@@ -281,37 +269,6 @@ def ls_(
         _console().print(table)
 
 
-def _chain(hs: Hindsight, m: Memory) -> tuple[list[Memory], list[Memory]]:
-    """What ``m`` replaced (older first) and what replaced it (newer last), along supersedes edges."""
-    from hindsight_core.types import EdgeKind
-
-    older: list[Memory] = []
-    seen = {m.id}
-    frontier = [m.id]
-    while frontier:
-        ids = [e.dst for mid in frontier for e in hs.store.edges(mid, kind=EdgeKind.SUPERSEDES, direction="out")]
-        found = hs.store.get_many_in(m.namespace, [i for i in ids if i not in seen])
-        older = list(found.values()) + older
-        seen |= set(found)
-        frontier = list(found)
-    newer: list[Memory] = []
-    current = m
-    while True:
-        nxt = current.superseded_by
-        if nxt is None:
-            successors = hs.store.edges(current.id, kind=EdgeKind.SUPERSEDES, direction="in")
-            nxt = successors[0].src if successors else None
-        if nxt is None or nxt in seen:
-            break
-        following = hs.store.get_many_in(m.namespace, [nxt]).get(nxt)
-        if following is None:
-            break
-        newer.append(following)
-        seen.add(nxt)
-        current = following
-    return older, newer
-
-
 @app.command()
 @_handled
 def show(
@@ -319,25 +276,27 @@ def show(
     namespace: Annotated[str | None, typer.Option(help="Refuse an id of another namespace.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """One memory: its fields, its sources, its supersedes chain both ways, and its edits."""
+    """One memory: its fields, its sources, its supersedes chain both ways, its edits and demotions."""
     from hindsight_core.lifecycle.forecast import forecast
 
     with _engine() as hs:
         m = hs.get(memory_id, namespace=namespace)
         if m is None:
             raise _Failure(NOT_FOUND, f"no memory {memory_id!r}" + (f" in {namespace!r}" if namespace else ""))
-        sources = list(hs.store.get_many_in(m.namespace, m.source_ids).values())
-        older, newer = _chain(hs, m)
-        edges = hs.store.edges(m.id, direction="out") + hs.store.edges(m.id, direction="in")
-        related = [e for e in edges if e.kind.value != "supersedes"]
+        sources = hs.inspection.sources(m)
+        chain = hs.history(m.id)
+        older = [link.memory for link in chain.supersedes]
+        newer = [link.memory for link in chain.superseded_by]
+        related = [e for e in hs.inspection.edges(m) if e.kind.value != "supersedes"]
         edits: dict[str, Any] = {
             "created_at": m.created_at.isoformat(), "updated_at": m.updated_at.isoformat(),
             "edited": m.updated_at != m.created_at, "mentions": m.metadata.get("mentions"),
             "recalls": m.access_count,
             "restored_at": m.metadata.get("restored_at"), "expired_at": m.metadata.get("expired_at"),
         }
-        changes = [edit.model_dump(mode="json") for edit in hs.history(m.id).edits]
+        changes = [edit.model_dump(mode="json") for edit in chain.edits]
         edits["history"] = changes
+        demotions = [d.model_dump(mode="json") for d in chain.demotions]
         outlook = forecast(m, hs.config)
         if as_json:
             _print_json({
@@ -345,7 +304,7 @@ def show(
                 "supersedes": [_memory_json(hs, o) for o in older],
                 "superseded_by": [_memory_json(hs, n) for n in newer],
                 "edges": [e.model_dump(mode="json") for e in related], "edits": edits,
-                "forecast": outlook.model_dump(mode="json"),
+                "forecast": outlook.model_dump(mode="json"), "demotions": demotions,
             })
             return
         console = _console()
@@ -379,6 +338,12 @@ def show(
             table = Table("at", "old text", "new text", title="edits (update)")
             for edit in changes:
                 table.add_row(edit["at"], _preview(edit["old_content"], 60), _preview(edit["new_content"], 60))
+            console.print(table)
+        if demotions:
+            table = Table("demoted at", "by", "reason", "reinstated at", title="demotions (demote / reinstate)")
+            for d in demotions:
+                reason = _preview(d["reason"] or "-", 60)
+                table.add_row(d["at"], d["by"] or "-", reason, d["reinstated_at"] or "in force")
             console.print(table)
         if related:
             table = Table("kind", "src", "dst", "at", title="edges")
@@ -564,8 +529,10 @@ def consolidate(
         for ns in targets:
             with _bar(f"consolidate {ns}", not as_json) as progress:
                 reports.append(hs.consolidate(ns, session, progress=progress))
-        created = hs.store.get_many(i for r in reports for i in r.created_ids)
-        superseded = hs.store.get_many(i for r in reports for i in r.superseded_ids)
+        created = {i: m for r in reports for i, m in hs.inspection.memories(r.namespace, r.created_ids).items()}
+        superseded = {
+            i: m for r in reports for i, m in hs.inspection.memories(r.namespace, r.superseded_ids).items()
+        }
         if as_json:
             _print_json([
                 {**r.model_dump(mode="json"),
@@ -625,7 +592,7 @@ def sweep(
     with _engine() as hs:
         with _bar("sweep", not as_json) as progress:
             report = hs.sweep(when, namespace=namespace, dry_run=dry_run, progress=progress)
-        moved = hs.store.get_many([*report.cooled_ids, *report.archived_ids])
+        moved = hs.inspection.memories(namespace, [*report.cooled_ids, *report.archived_ids])
         soon: list[dict[str, Any]] = []
         if dry_run and upcoming:
             due = set(report.cooled_ids)
@@ -679,7 +646,7 @@ def reconcile(
     with _engine() as hs:
         with _bar("reconcile", not as_json) as progress:
             report = hs.reconcile(verify=verify, progress=progress)
-        pending = hs.store.pending_count()
+        pending = hs.inspection.pending_index_work()
     rebuilt: dict[str, str] = getattr(report, "rebuilt", {})
     data: dict[str, Any] = {
         "applied": report.applied, "failed": report.failed, "parked": report.parked, "errors": report.errors,
@@ -711,7 +678,7 @@ def reembed(
         raise _Failure(BAD_INPUT, "--move moves the whole data set: name no namespace")
     with _engine(reembed=move) as hs:
         if move:
-            count = len(hs.store.indexed_active_ids())  # moved while the engine opened
+            count = hs.inspection.indexed_count()  # moved while the engine opened
         else:
             with _bar("re-embed", not as_json) as progress:
                 count = hs.reembed(namespace, progress=progress)
@@ -744,7 +711,7 @@ def forget(
             what = f"memory {m.id} of {m.namespace!r} ({_preview(m.content, 40)!r})"
         else:
             assert namespace is not None
-            if not (hs.store.has_namespace(namespace) or hs._holds_namespace(namespace)):
+            if not hs.holds_namespace(namespace):
                 raise _Failure(NOT_FOUND, f"namespace {namespace!r} holds no memories")
             what = f"namespace {namespace!r} and everything in it (and in the namespaces below it, {namespace}/…)"
         if not yes and not typer.confirm(f"Erase {what}? This cannot be undone", default=False, err=True):

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from hindsight_core.errors import InvalidInputError
 from hindsight_core.portability import EXPORT_FORMAT
+from hindsight_core.validation import parse_jsonl
 
 Format = Literal["auto", "export", "events", "langchain", "llamaindex"]
 FORMATS: tuple[str, ...] = ("auto", "export", "events", "langchain", "llamaindex")
@@ -60,18 +61,6 @@ def _text(content: object, where: str) -> str:
     raise InvalidInputError(f"{where}: content must be text or a list of text blocks, got {type(content).__name__}")
 
 
-def _jsonl(text: str) -> list[Any]:
-    rows: list[Any] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError as exc:
-            raise InvalidInputError(f"line {number} is not JSON: {exc.msg}") from None
-    return rows
-
-
 def detect(text: str) -> str:
     """The format of a file's text (``auto`` resolved)."""
     stripped = text.lstrip()
@@ -87,7 +76,7 @@ def detect(text: str) -> str:
         isinstance(m, Mapping) and "type" in m and isinstance(m.get("data"), Mapping) for m in whole
     ):
         return "langchain"
-    first = _jsonl(stripped.splitlines()[0])
+    first = parse_jsonl(stripped.splitlines()[0])
     if first and isinstance(first[0], Mapping) and first[0].get("format") == EXPORT_FORMAT:
         return "export"
     return "events"
@@ -100,9 +89,9 @@ def parse(text: str, fmt: str = "auto", *, session_id: str | None = None, scope:
         raise InvalidInputError(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")
     resolved = detect(text) if fmt == "auto" else fmt
     if resolved == "export":
-        return Parsed("export", records=[r for r in _jsonl(text)])
+        return Parsed("export", records=[r for r in parse_jsonl(text)])
     if resolved == "events":
-        return Parsed("events", events=_events(_jsonl(text), session_id, scope))
+        return Parsed("events", events=_events(parse_jsonl(text), session_id, scope))
     try:
         whole = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import logging
 import threading
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -22,21 +23,22 @@ from ulid import ULID
 
 from hindsight_core.activation import math as activation_math
 from hindsight_core.clock import aware, to_ts
-from hindsight_core.errors import ArchiveError, InvalidInputError, MemoryNotFoundError
+from hindsight_core.errors import ArchiveError, InvalidInputError, MemoryArchivedError, MemoryNotFoundError
 from hindsight_core.lifecycle import archive
 from hindsight_core.lifecycle.integrate import Integrator, procedure_content
 from hindsight_core.lifecycle.schema import ExtractionContext, ExtractionError, ExtractionResult, Extractor
 from hindsight_core.lifecycle.types import ConsolidationReport, RestoreReport, SweepReport
 from hindsight_core.lifecycle.worker import ConsolidationWorker
 from hindsight_core.progress import Progress, Tracker, track
-from hindsight_core.store import jobs, leases
+from hindsight_core.store import demotions, jobs, leases
 from hindsight_core.text.entities import extract_entities
 from hindsight_core.text.normalize import fingerprint, normalize
-from hindsight_core.types import PERSISTENT_LAYERS, Edge, EdgeKind, Kind, Layer, Memory, Status
+from hindsight_core.types import PERSISTENT_LAYERS, Activation, Edge, EdgeKind, Kind, Layer, Memory, Status
 from hindsight_core.validation import check_id, check_importance, check_namespace, check_session_id, check_text
 
 if TYPE_CHECKING:
     from hindsight_core.context import EngineContext
+    from hindsight_core.store.sql import RelationalStore
     from hindsight_core.types import NamespaceStats
 
 log = logging.getLogger("hindsight.lifecycle")
@@ -51,8 +53,6 @@ class ArchivedErasure:
     path: Path
     namespace: str
     ids: list[str]
-#: Metadata flag that keeps a memory out of eviction (it still decays in ranking).
-PINNED = "pinned"
 
 
 class LifecycleService:
@@ -372,10 +372,7 @@ class LifecycleService:
         now = self.now()
         ts = to_ts(now)
         same_trigger: list[Memory] = []
-        for m in self.store.select(
-            "namespace = ? AND layer = ? AND status = ?",
-            (namespace, Layer.PROCEDURAL.value, Status.ACTIVE.value),
-        ):
+        for m in self.store.find_memories(namespace, layer=Layer.PROCEDURAL.value, status=Status.ACTIVE.value):
             if m.fingerprint == fp:
                 return m
             if normalize(str(m.metadata.get("trigger", ""))) == normalize(trigger):
@@ -456,6 +453,72 @@ class LifecycleService:
         return updated
 
 
+    # -- forgetting on request ------------------------------------------------------------------
+    def demote(
+        self, memory_id: str, *, namespace: str | None = None, reason: str | None = None, by: str | None = None
+    ) -> Memory:
+        """Lower the memory's activation to ``demoted_log_activation`` and note who, when and why, with
+        what it had before, in one transaction. Decay alone keeps a memory the user said they no longer
+        need as long as it keeps being recalled; a demotion ranks it down now and lets the sweep take it
+        once it is idle. A memory already demoted is returned as it is (the first demotion's "before" is
+        what ``reinstate`` gives back); one the sweep archived raises :class:`MemoryArchivedError`."""
+        memory_id = check_id(memory_id)
+        scope = None if namespace is None else check_namespace(namespace)
+        note = None if reason is None else check_text(reason, what="reason", max_chars=2_000)
+        actor = None if by is None else check_text(by, what="by", max_chars=200)
+        ts = to_ts(self.now())
+        with self._archived_as_such(memory_id, scope), self.ctx.changes() as ch:
+            memory = _in_scope(ch.tx, memory_id, scope)
+            if demotions.in_force(ch.tx, memory.id) is not None:
+                return memory
+            demotions.add(
+                ch.tx, memory.id, memory.namespace, at=ts, by=actor, reason=note,
+                log_base_before=memory.activation.log_base, ref_time_before=memory.activation.ref_time,
+                status_before=memory.status.value,
+            )
+            lowered = memory.model_copy(update={"activation": activation_math.lowered(
+                memory.activation, self.config.activation.rate(memory.layer), ts,
+                self.config.lifecycle.demoted_log_activation,
+            )})
+            ch.update([lowered])
+        return lowered
+
+    def reinstate(self, memory_id: str, *, namespace: str | None = None) -> Memory:
+        """Undo the memory's demotion: the activation it had before comes back (it decayed meanwhile as
+        it would have), and so does ``active`` when the sweep cooled it since. A memory not demoted is
+        returned as it is; one the sweep archived raises :class:`MemoryArchivedError`."""
+        memory_id = check_id(memory_id)
+        scope = None if namespace is None else check_namespace(namespace)
+        ts = to_ts(self.now())
+        with self._archived_as_such(memory_id, scope), self.ctx.changes() as ch:
+            memory = _in_scope(ch.tx, memory_id, scope)
+            demotion = demotions.in_force(ch.tx, memory.id)
+            if demotion is None:
+                return memory
+            update: dict[str, Any] = {"activation": Activation(
+                log_base=demotion.log_base_before, ref_time=demotion.ref_time_before
+            )}
+            if memory.status == Status.COLD and demotion.status_before == Status.ACTIVE.value:
+                update["status"] = Status.ACTIVE
+            restored = memory.model_copy(update=update)
+            ch.update([restored])
+            demotions.reinstated(ch.tx, demotion.seq, ts)
+        return restored
+
+    @contextmanager
+    def _archived_as_such(self, memory_id: str, namespace: str | None) -> Iterator[None]:
+        """A memory missing from the store because the sweep archived it is past the point where a
+        demotion can be undone: say that, rather than "not found", so the caller knows ``restore`` is
+        the way back."""
+        try:
+            yield
+        except MemoryNotFoundError:
+            if self.find_archived(memory_id, namespace) is not None:
+                raise MemoryArchivedError(
+                    f"memory {memory_id!r} was archived by the sweep; restore its archive to bring it back"
+                ) from None
+            raise
+
     # -- decay and eviction ----------------------------------------------------------------------
     def _archive_root(self) -> Path:
         return Path(self.ctx.path) / self.config.lifecycle.archive_dir
@@ -494,12 +557,8 @@ class LifecycleService:
         cfg = self.config.lifecycle
         ts = to_ts(when)
         report = SweepReport(now=when, dry_run=dry_run)
-        scope, scope_params = ("namespace = ? AND ", [ns]) if ns is not None else ("", [])
         # 1. states past their TTL
-        expired = self.store.select(
-            f"{scope}status = ? AND expires_at IS NOT NULL AND expires_at <= ?",
-            [*scope_params, Status.ACTIVE.value, ts],
-        )
+        expired = self.store.expired(ns, ts)
         cooled: list[Memory] = []
         for m in expired:
             cooled.append(
@@ -518,19 +577,10 @@ class LifecycleService:
             rate = self.config.activation.rate(layer)
             if rate <= 0:
                 continue
-            for m in self.store.select(
-                f"{scope}layer = ? AND status = ? AND act_log_base - ? * (? - act_ref_time) < ? AND act_ref_time <= ?",
-                [
-                    *scope_params,
-                    layer.value,
-                    Status.ACTIVE.value,
-                    rate,
-                    ts,
-                    cfg.cold_log_activation,
-                    ts - cfg.cold_idle_days * _DAY,
-                ],
+            for m in self.store.fading(
+                ns, layer.value, rate=rate, at=ts, cold_log=cfg.cold_log_activation, idle_s=cfg.cold_idle_days * _DAY
             ):
-                if m.id not in seen and not m.metadata.get(PINNED):
+                if m.id not in seen and not m.pinned:
                     cooled.append(m.model_copy(update={"status": Status.COLD, "updated_at": when}))
         if not dry_run:
             self._write(cooled)
@@ -539,7 +589,7 @@ class LifecycleService:
         tracker.advance()
         # 3. cold and idle past the archive age → archive, then delete
         cutoff = ts - cfg.archive_after_days * _DAY
-        old = self.store.select(f"{scope}status = ? AND act_ref_time <= ?", [*scope_params, Status.COLD.value, cutoff])
+        old = self.store.cold_since(ns, cutoff)
         if dry_run:  # what step 2 would have made cold is cold by now in a real sweep
             old += sorted((m for m in cooled if m.activation.ref_time <= cutoff), key=lambda m: m.id)
         by_namespace: dict[str, list[Memory]] = defaultdict(list)
@@ -628,6 +678,15 @@ class LifecycleService:
         report.restored = len(chosen)
         return report
 
+
+
+def _in_scope(tx: RelationalStore, memory_id: str, namespace: str | None) -> Memory:
+    """The stored memory, limited to ``namespace`` when one is named (tenant wall); raises when absent."""
+    memory = tx.get(memory_id) if namespace is None else tx.get_many_in(namespace, [memory_id]).get(memory_id)
+    if memory is None:
+        where = "" if namespace is None else f" in namespace {namespace!r}"
+        raise MemoryNotFoundError(f"no memory {memory_id!r}{where}")
+    return memory
 
 
 def _lease_name(namespace: str) -> str:

@@ -17,7 +17,6 @@ from hindsight_core.lifecycle.config import LifecycleConfig
 from hindsight_core.types import Memory, Status
 
 _DAY = 86_400.0
-_PINNED = "pinned"
 
 
 class Forecast(BaseModel):
@@ -32,7 +31,7 @@ def cold_and_archive(memory: Memory, rate: float, cfg: LifecycleConfig) -> tuple
     cold: float | None
     if memory.status == Status.COLD:
         cold = ref
-    elif memory.status != Status.ACTIVE or memory.metadata.get(_PINNED):
+    elif memory.status != Status.ACTIVE or memory.pinned:
         cold = None
     else:
         cold = None

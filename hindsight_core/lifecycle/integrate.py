@@ -62,9 +62,8 @@ class Integrator:
         self.extractor_name = extractor_name
         self.namespace = namespace
         self.config = ctx.config.lifecycle
-        rows = ctx.store.select(
-            "namespace = ? AND layer IN (?, ?) AND status = ?",
-            (namespace, Layer.SEMANTIC.value, Layer.PROCEDURAL.value, Status.ACTIVE.value),
+        rows = ctx.store.find_memories(
+            namespace, layer=(Layer.SEMANTIC.value, Layer.PROCEDURAL.value), status=Status.ACTIVE.value
         )
         self.pool: dict[str, Memory] = {m.id: m for m in rows}
         self.citers: dict[str, set[str]] = defaultdict(set)
@@ -151,9 +150,15 @@ class Integrator:
         kind = Kind(item.kind)
         fp = fingerprint(content)
         value_key = normalize(item.value) if item.value is not None else None
+        # A starting memory (a template's, starting.py) is never the user's evidence: what the user states
+        # that repeats it, restates its slot or is close to it is a memory of their own that replaces it.
+        starting: list[Memory] = []
         # 1. exact duplicate
         for p in list(self.pool.values()):
             if p.layer == layer and p.fingerprint == fp:
+                if p.starting:
+                    starting.append(p)
+                    continue
                 self._reinforce(plan, p, sources, cited, item, now, ts)
                 return
         # 2. same slot: duplicate or conflict
@@ -162,6 +167,9 @@ class Integrator:
             same = [p for p in self.pool.values() if p.metadata.get("slot") == item.slot]
             for p in same:
                 if normalize(str(p.metadata.get("value", ""))) == value_key:
+                    if p.starting:
+                        starting.append(p)
+                        continue
                     self._reinforce(plan, p, sources, cited, item, now, ts)
                     return
             if item.corroborates:  # an assistant confirms; it never changes a value
@@ -181,6 +189,10 @@ class Integrator:
                 if item.slot and p.metadata.get("slot") and p.metadata.get("slot") != item.slot:
                     continue
                 similarity = float(vectors[p.id] @ vector)
+                if p.starting:
+                    if similarity >= self.config.near_duplicate_threshold and p not in starting:
+                        starting.append(p)
+                    continue
                 if similarity > best:
                     best, best_id = similarity, p.id
             if best_id is not None and best >= self.config.near_duplicate_threshold:
@@ -232,8 +244,24 @@ class Integrator:
         self.pool[memory.id] = memory
         if self._vectors is not None:
             self._vectors[memory.id] = vector
+        targets += [p for p in starting if p not in targets]
+        bar = self.ctx.config.recall.starting_yield_z
+        if bar is not None and any(p.starting for p in self.pool.values()):
+            from hindsight_core.starting import attribute_z
+
+            vectors = self._pool_vectors()
+            # the user's own word on a starting memory's attribute replaces it (starting.py): the starting
+            # memory closest to it, if close enough
+            scored = [(attribute_z(self.ctx.embedder, vectors[p.id], vector, p.content, content), p)
+                      for p in self.pool.values() if p.starting and p.id in vectors]
+            if scored:
+                z, closest = max(scored, key=lambda zp: zp[0])
+                if z >= bar and closest not in targets:
+                    targets.append(closest)
         for old in targets:
-            if old.occurred_at > memory.occurred_at:  # consolidated late: the stored value is the newer one
+            if old.starting:  # whenever the user said it, their word replaces the template's
+                self._supersede(plan, self._current(plan, old.id) or old, memory, now)
+            elif old.occurred_at > memory.occurred_at:  # consolidated late: the stored value is the newer one
                 self._supersede(plan, self._current(plan, memory.id) or memory, old, now)
             else:
                 self._supersede(plan, self._current(plan, old.id) or old, memory, now)

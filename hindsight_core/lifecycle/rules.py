@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from hindsight_core.lifecycle.schema import ExtractedMemory, ExtractionContext, ExtractionResult
 from hindsight_core.text.normalize import normalize
+from hindsight_core.text.script import has_cjk
 from hindsight_core.types import AGENT_ROLES, Memory
 
 _USER_ROLES = frozenset({"user", "human", "customer", "client"})
@@ -318,9 +319,6 @@ _EN_RULES: list[_Rule] = [
           _state_en("{S} is {verb} {v}")),
 ]
 
-_HAS_CJK = re.compile(r"[\u4e00-\u9fff]")
-
-
 def _sentences(text: str) -> Iterator[str]:
     for part in _SENTENCE.split(text):
         part = part.strip()
@@ -345,7 +343,7 @@ def extract_hits(text: str, subject: _Subject) -> list[_Hit]:
     for sentence in _sentences(text):
         if _is_question(sentence):
             continue
-        rules = _ZH_RULES + _EN_RULES if _HAS_CJK.search(sentence) else _EN_RULES
+        rules = _ZH_RULES + _EN_RULES if has_cjk(sentence) else _EN_RULES
         fired: set[str] = set()
         found: list[_Hit] = []
         for rule in rules:

@@ -13,6 +13,7 @@ from typing import Any
 
 from hindsight_core.recall.types import QueryAnalysis, TimeWindow
 from hindsight_core.text.entities import extract_entities
+from hindsight_core.text.script import has_cjk
 
 HISTORY_CUES_ZH = (
     "上次", "上回", "之前", "以前", "先前", "此前", "你说过", "我说过", "你提过", "我提过", "提到过", "说过",
@@ -245,7 +246,7 @@ def _absolute(text: str, now: datetime) -> tuple[datetime, datetime, str] | None
 
 
 def _dateparser_span(bare: str, now: datetime) -> tuple[datetime, datetime] | None:
-    language = "zh" if re.search(r"[\u4e00-\u9fff]", bare) else "en"
+    language = "zh" if has_cjk(bare) else "en"
     data = _date_parser(language).get_date_data(bare.replace("份", ""))
     when = data.date_obj
     if when is None:
@@ -331,7 +332,7 @@ def analyze(query: str, now: datetime, known_entities: list[str] | None = None) 
                 continue
             before = lowered[at - 1] if at > 0 else " "
             after = lowered[at + len(key)] if at + len(key) < len(lowered) else " "
-            if re.match(r"[\u4e00-\u9fff]", key[0]) or (not before.isalnum() and not after.isalnum()):
+            if has_cjk(key[0]) or (not before.isalnum() and not after.isalnum()):
                 entities.append(name)
     return QueryAnalysis(
         query=query,

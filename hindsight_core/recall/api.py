@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from hindsight_core.clock import aware
 from hindsight_core.errors import InvalidInputError
 from hindsight_core.types import PERSISTENT_LAYERS, Layer, NamespaceStats
-from hindsight_core.validation import check_layer, check_namespace, check_session_id, check_text
+from hindsight_core.validation import MAX_QUERY_CHARS, check_layer, check_namespace, check_session_id, check_text
 
 if TYPE_CHECKING:
     from hindsight_core.context import EngineContext
@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from hindsight_core.recall.types import RecallResult
 
 MAX_K = 200
-MAX_QUERY_CHARS = 4_000
 
 
 def check_layers(layers: object) -> tuple[Layer, ...]:
@@ -92,7 +91,10 @@ class RecallService:
         track: bool = True,
         as_of: datetime | None = None,
         subtree: bool = False,
+        first_use: Callable[[str], object] | None = None,
     ) -> RecallResult:
+        """``first_use(namespace)`` runs once the arguments are checked, before anything is read: the
+        engine's starting memories for a new user (not for a read-only recall, ``track=False`` or ``as_of``)."""
         text = check_text(query, what="query", max_chars=MAX_QUERY_CHARS)
         namespace = check_namespace(namespace)
         session = check_session_id(session_id)
@@ -108,6 +110,8 @@ class RecallService:
         for flag, value in flags:
             if not isinstance(value, bool):
                 raise InvalidInputError(f"{flag} must be a bool")
+        if first_use is not None and track and at is None:
+            first_use(namespace)
         namespaces = [namespace]
         if subtree:
             namespaces = self.ctx.store.namespaces_under(namespace) or [namespace]
@@ -180,4 +184,4 @@ class RecallService:
                 self.built = None
 
 
-__all__ = ["MAX_K", "MAX_QUERY_CHARS", "RecallService", "check_layers"]
+__all__ = ["MAX_K", "RecallService", "check_layers"]

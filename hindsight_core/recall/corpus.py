@@ -32,7 +32,6 @@ from typing import Any, TypeVar
 import numpy as np
 
 from hindsight_core.clock import to_ts
-from hindsight_core.recall.floor import is_cjk
 from hindsight_core.recall.growing import GrowingArray, GrowingList, GrowingMap, ListView, Positions, members_below
 from hindsight_core.recall.keyword import KeywordIndex, KeywordView
 from hindsight_core.recall.moments import VectorMoments
@@ -41,6 +40,7 @@ from hindsight_core.store.changes import DELETED
 from hindsight_core.store.sql import RelationalStore
 from hindsight_core.text.entities import extract_entities
 from hindsight_core.text.normalize import fingerprint
+from hindsight_core.text.script import is_cjk
 from hindsight_core.types import PERSISTENT_LAYERS, Layer, Memory, Status
 
 T = TypeVar("T")

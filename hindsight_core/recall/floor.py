@@ -15,12 +15,13 @@ independent signals agreeing is rarely chance."""
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from hindsight_core.text.script import is_cjk
 
 if TYPE_CHECKING:
     from hindsight_core.recall.config import RecallConfig
@@ -89,16 +90,6 @@ BACKGROUND: tuple[str, ...] = (
     "酒店房间能看到山景。",
 )
 
-
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
-
-
-def is_cjk(text: str) -> bool:
-    """Whether a text is mainly Chinese: the background it is measured against is then the Chinese one."""
-    if text.isascii():  # no CJK character at all (and the per-character count cost 5 s of a 100k cold start)
-        return False
-    letters = sum(1 for c in text if c.isalpha())
-    return letters > 0 and len(_CJK.findall(text)) / letters >= 0.3
 
 
 @dataclass(frozen=True)

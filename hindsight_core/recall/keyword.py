@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from hindsight_core.text.script import CJK_RUN
+
 ENGLISH_STOPWORDS: frozenset[str] = frozenset(
     """i me my myself we our ours ourselves you you're you've you'll you'd your yours yourself yourselves he
     him his himself she she's her hers herself it it's its itself they them their theirs themselves what which
@@ -37,7 +39,6 @@ CHINESE_STOPWORDS: frozenset[str] = frozenset(
     请 帮 帮我 一 下 个 些 上 中""".split()
 )
 
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
 
 _jieba_lock = threading.Lock()
@@ -61,7 +62,7 @@ def tokenize(text: str) -> list[str]:
     terms: list[str] = []
     position = 0
     lowered = text.lower()
-    for match in _CJK.finditer(lowered):
+    for match in CJK_RUN.finditer(lowered):
         terms += _latin_terms(lowered[position : match.start()])
         for word in _segmenter().lcut_for_search(match.group(0)):
             if word.strip() and word not in CHINESE_STOPWORDS:

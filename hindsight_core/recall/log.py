@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from hindsight_core.activation.math import reinforced
 from hindsight_core.config import HindsightConfig
 from hindsight_core.context import Changes
-from hindsight_core.store import recall_log
+from hindsight_core.store import demotions, recall_log
 from hindsight_core.store.erase import erased_among
 from hindsight_core.store.sql import RelationalStore
 from hindsight_core.types import Activation, Layer, NamespaceStats
@@ -130,7 +130,9 @@ class RecallRecorder:
                     batch.logs = [_without(e, gone) for e in batch.logs]
                 recall_log.append(ch.tx, batch.logs)
             if batch.boosts:
-                ids = list(batch.boosts)
+                # a demoted memory someone said is no longer needed: being shown does not bring it back
+                held_down = demotions.demoted_among(ch.tx, batch.boosts)
+                ids = [mid for mid in batch.boosts if mid not in held_down]
                 rows: list[tuple[float, float, int, str]] = []
                 for mid, namespace, layer, log_base, ref_time in ch.tx.activations(ids):
                     relevance, count = batch.boosts[mid]

@@ -37,7 +37,6 @@ from hindsight_core.recall.floor import (
     clears,
     floor_bars,
     is_anchored,
-    is_cjk,
     keyword_coverage,
     memory_side_z,
     split_background,
@@ -61,9 +60,11 @@ from hindsight_core.recall.snapshot_file import SnapshotFiles
 from hindsight_core.recall.supersede import Update, asks_for_current_value, find_updates, hand_over
 from hindsight_core.recall.trace import FinalScore, FloorDecision, RecallTrace, TraceCandidate
 from hindsight_core.recall.types import Conflict, QueryAnalysis, RecallHit, RecallResult, render_hit
+from hindsight_core.store import demotions
 from hindsight_core.store.sql import RelationalStore
+from hindsight_core.text.script import is_cjk
 from hindsight_core.text.tokens import TokenCounter, truncate_to_tokens
-from hindsight_core.types import Activation, Layer, Memory, Status
+from hindsight_core.types import AGENT_ROLES, Activation, Layer, Memory, Status
 from hindsight_core.vectors.base import LoadsInBackground, VectorIndex
 from hindsight_core.write.outbox import ACTIVATION, VECTOR, OutboxApplier, unreachable
 
@@ -114,6 +115,10 @@ class _Part:
     updates: list[Update]
     #: Kept only as standing facts offered to a request: shown, not reinforced (profile.py).
     offered: set[str]
+    #: Demoted on request (``Hindsight.demote``): ranked below what is still wanted.
+    demoted: set[str]
+    #: Starting memories from a template (``Memory.starting``): ranked below the user's own, not reinforced.
+    starting: set[str]
 
 
 class RecallPipeline:
@@ -289,7 +294,8 @@ class RecallPipeline:
                 share = result.model_copy(update={"hits": [h for h in injected if h.memory.namespace == p.namespace]})
                 self._record(p.namespace, share, session_id, now, p.rankings,
                              [h for h in idle if h.memory.namespace == p.namespace],
-                             {h.memory.id: h.score for h in share.hits if h.memory.id not in p.offered}, top)
+                             {h.memory.id: h.score for h in share.hits
+                              if h.memory.id not in p.offered and h.memory.id not in p.starting}, top)
         return result
 
     def _candidates(
@@ -404,11 +410,18 @@ class RecallPipeline:
         # 6a. recall-time updates (supersede.py): an older value hands its place to the newer one
         updates = self._updates(query, ordered, kept, fresh, corpus, english, chinese)
         ordered, kept = hand_over(ordered, kept, updates)
+        # 6b. a starting memory gives its place to the user's own word on the same attribute (starting.py)
+        yields = self._starting_yields(ordered, kept, fresh, corpus, english, chinese)
+        ordered, kept = hand_over(ordered, kept, yields)
+        updates = [*updates, *yields]
         return _Part(
             namespace=namespace, corpus=corpus, rankings=rankings, weights=weights, ordered=ordered,
             replaced=replaced, fresh=fresh, reranked=reranked, evidence=evidence, kept=kept,
             keep=[(mid, score) for mid, score in ordered if mid in kept], history=history, rates=rates,
             updates=updates, offered=offered,
+            # a demotion is today's state, like cold: not versioned, so a point-in-time recall ignores it
+            demoted=set() if past else demotions.demoted_among(self.store, kept),
+            starting={mid for mid in kept if fresh[mid].starting},
         )
 
     def _final_scores(
@@ -438,6 +451,10 @@ class RecallPipeline:
                 memory, relevance, now_ts=now_ts, rate=p.rates[memory.layer], alpha=cfg.alpha, beta=cfg.beta,
                 gamma=cfg.gamma, max_access=max_access,
             )
+            if mid in p.demoted:
+                total -= cfg.demoted_penalty
+            if mid in p.starting:
+                total -= cfg.starting_penalty
             per_channel = {name: placed[name][mid][1] for name in CHANNELS if mid in placed.get(name, {})}
             scored.append(
                 RecallHit(
@@ -638,6 +655,47 @@ class RecallPipeline:
                             idf=corpus.keyword.smooth_idf, bar=cfg.supersede_z, repeat_overlap=cfg.collapse_overlap,
                             nearest=nearest, changes=states_a_change if cfg.supersede_needs_change else None)
 
+    def _starting_yields(
+        self, ordered: Sequence[tuple[str, float]], kept: set[str], fresh: dict[str, Memory], corpus: Corpus,
+        english: np.ndarray, chinese: np.ndarray,
+    ) -> list[Update]:
+        """Kept starting memories that a candidate of the user's own (not a starting memory, not the
+        agent's turn) speaks to: the same attribute, by the background z of the pair (mean of both
+        directions, ``recall.starting_yield_z``), whatever its time, session or wording. A template's
+        default never stands next to what the user said about the same thing, nor above it."""
+        bar = self.config.recall.starting_yield_z
+        starting = [mid for mid, _ in ordered if mid in fresh and fresh[mid].starting]
+        if bar is None or not any(mid in kept for mid in starting):
+            return []
+        own = [mid for mid, _ in ordered
+               if mid in fresh and not fresh[mid].starting and (fresh[mid].role or "").lower() not in AGENT_ROLES]
+        vector, _, spread = _snapshot_lookups(corpus, english, chinese, self._spreads)
+        # a question (grammar, as supersede.py reads it) says nothing of what holds for the user
+        own = [mid for mid in own if not fresh[mid].content.rstrip().endswith(("?", "？"))]
+        z: dict[tuple[str, str], float] = {}
+        for sid in starting:
+            vs = vector(sid)
+            for oid in own:
+                vo = vector(oid)
+                if vs is not None and vo is not None:
+                    cosine = float(vs @ vo)
+                    there = spread(vs, fresh[sid].content).z(cosine)
+                    back = spread(vo, fresh[oid].content).z(cosine)
+                    z[sid, oid] = float((there + back) / 2)
+        yields: list[Update] = []
+        for sid in starting:
+            if sid not in kept:
+                continue
+            mine = [(value, oid) for (s_, oid), value in z.items() if s_ == sid]
+            if not mine:
+                continue
+            best_z, best = max(mine)
+            # each the other's closest: the user's memory speaks of this default, not of another one
+            rival = max(value for (_, oid), value in z.items() if oid == best)
+            if best_z >= bar and best_z >= rival:
+                yields.append(Update(older=sid, newer=best))
+        return yields
+
     def _roles(self, namespace: str, corpus: Corpus, fresh: dict[str, Memory]) -> Callable[[int], str | None]:
         """A position's role: the candidates' from their fresh rows, any other row read once on demand
         (a loaded snapshot does not hold its rows)."""
@@ -763,13 +821,7 @@ class RecallPipeline:
         if not injected or not (has_superseded or replaced or updates):
             return []
         by_id = {h.memory.id: h.memory for h in injected}
-        ids = list(by_id)
-        marks = ", ".join("?" * len(ids))
-        old = self.store.select(
-            f"namespace = ? AND superseded_by IN ({marks}) AND status = ?",
-            [namespace, *ids, Status.SUPERSEDED.value],
-            order="seq",
-        )
+        old = self.store.superseded_by_any(namespace, list(by_id))
         conflicts = [Conflict(superseded=m, successor=by_id[m.superseded_by]) for m in old if m.superseded_by]
         seen = {c.superseded.id for c in conflicts}
         for successor_id, old_id in [*replaced.items(), *((u.newer, u.older) for u in updates)]:

@@ -2,7 +2,7 @@
 
 ``store/sql.py`` holds the connection plumbing and the memory, edge, embedding and outbox operations;
 the other tables each have a module of operations (``transcripts``, ``recall_log``, ``jobs``,
-``activation``, ``leases``, ``erase``). All of them run on SQLite and on PostgreSQL."""
+``activation``, ``leases``, ``erase``, ``demotions``). All of them run on SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ import json
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
-from hindsight_core.store.sql import RelationalStore
+from hindsight_core.store.sql import RelationalStore, memory_ids_among
 from hindsight_core.types import Layer
 
 #: The JSON columns, per table, that may name memory ids (``recall_log`` stores what each recall saw).
@@ -152,11 +152,4 @@ def without(value: Any, ids: Collection[str]) -> Any:
 
 def erased_among(store: RelationalStore, ids: Iterable[str]) -> set[str]:
     """Which of ``ids`` have a tombstone (erased, possibly after the caller read them)."""
-    wanted = list(dict.fromkeys(ids))
-    found: set[str] = set()
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start : start + 500]
-        marks = ", ".join("?" * len(chunk))
-        statement = f"SELECT memory_id FROM erased_memories WHERE memory_id IN ({marks})"
-        found |= {r[0] for r in store.query(statement, chunk)}
-    return found
+    return memory_ids_among(store, "erased_memories", ids)

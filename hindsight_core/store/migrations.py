@@ -247,4 +247,41 @@ MIGRATIONS: list[tuple[str, list[Statement]]] = [
             "ALTER TABLE outbox ADD COLUMN claimed_until {real}",
         ],
     ),
+    (
+        # Forgetting on request (``demote`` / ``reinstate``, hindsight_core/lifecycle/api.py): who demoted a
+        # memory, when and why, and the activation and status it had before, so the demotion can be undone
+        # until the sweep archives the memory (hindsight_core/store/demotions.py).
+        "0012_memory_demotions",
+        [
+            """CREATE TABLE memory_demotions (
+                seq {pk},
+                memory_id TEXT NOT NULL,
+                namespace TEXT NOT NULL,
+                demoted_at {real} NOT NULL,
+                demoted_by TEXT,
+                reason TEXT,
+                log_base_before {real} NOT NULL,
+                ref_time_before {real} NOT NULL,
+                status_before TEXT NOT NULL,
+                reinstated_at {real}
+            )""",
+            "CREATE INDEX ix_memory_demotions_memory ON memory_demotions(memory_id, seq)",
+            "CREATE INDEX ix_memory_demotions_ns ON memory_demotions(namespace)",
+        ],
+    ),
+    (
+        # Starting memories (hindsight_core/starting.py): one row per root namespace a template was
+        # decided for, written in the transaction that inserts the template's memories, so a root gets
+        # them at most once whatever the number of processes (the primary key refuses a second row).
+        # ``applied`` is how many were written: 0 for a root that already held memories (not a new user).
+        "0013_starting_memories",
+        [
+            """CREATE TABLE starting_memories (
+                namespace TEXT PRIMARY KEY,
+                applied_at {real} NOT NULL,
+                template TEXT NOT NULL,
+                applied INTEGER NOT NULL
+            )""",
+        ],
+    ),
 ]

@@ -135,6 +135,11 @@ def _json_contains(document: str | None, wanted: str) -> int:
 _NO_LIMIT = 2**62
 
 
+def _scope(namespace: str | None) -> tuple[str, list[Any]]:
+    """The WHERE prefix and parameters of an operation over one namespace or (``None``) every one."""
+    return ("namespace = ? AND ", [namespace]) if namespace is not None else ("", [])
+
+
 class OutboxItem:
     __slots__ = ("attempts", "id", "layer", "memory_id", "namespace", "op", "target", "version")
 
@@ -409,23 +414,73 @@ class RelationalStore:
 
     def select(self, where: str = "1=1", params: Sequence[Any] = (), *, order: str = "seq",
                limit: int | None = None) -> list[Memory]:
-        """Memories matching a WHERE clause written against the ``memories`` columns."""
+        """Memories matching a WHERE clause written against the ``memories`` columns: for this module and
+        for tests that look at rows. The engine calls the named operations below (a test keeps it so)."""
         statement = f"SELECT {_COLUMNS} FROM memories WHERE {where} ORDER BY {order}"
         if limit is not None:
             statement += f" LIMIT {int(limit)}"
         return [_memory(r) for r in self.query(statement, params)]
 
+    def superseded_by_any(self, namespace: str, successor_ids: Sequence[str]) -> list[Memory]:
+        """The namespace's superseded memories whose successor is one of ``successor_ids``, oldest first:
+        the conflicts a recall shows beside the memories it injects."""
+        ids = list(dict.fromkeys(successor_ids))
+        found: list[Memory] = []
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            found += self.select(
+                f"namespace = ? AND superseded_by IN ({', '.join('?' * len(chunk))}) AND status = ?",
+                [namespace, *chunk, Status.SUPERSEDED.value],
+            )
+        return found
+
+    def expired(self, namespace: str | None, at: float) -> list[Memory]:
+        """Active memories (of one namespace, or all) whose ``expires_at`` has passed at ``at``."""
+        scope, params = _scope(namespace)
+        return self.select(
+            f"{scope}status = ? AND expires_at IS NOT NULL AND expires_at <= ?", [*params, Status.ACTIVE.value, at]
+        )
+
+    def fading(
+        self, namespace: str | None, layer: str, *, rate: float, at: float, cold_log: float, idle_s: float,
+        limit: int | None = None,
+    ) -> list[Memory]:
+        """Active memories of a layer (of one namespace, or all) that ``sweep`` makes cold at time ``at``
+        (activation below ``cold_log`` and idle ``idle_s``), lowest activation first: what the memory is
+        about to forget. The sweep and the inspector's "fading" panel both ask this."""
+        scope, params = _scope(namespace)
+        return self.select(
+            f"{scope}layer = ? AND status = ? AND act_log_base - ? * (? - act_ref_time) < ? AND act_ref_time <= ?",
+            [*params, layer, Status.ACTIVE.value, rate, at, cold_log, at - idle_s],
+            order=f"act_log_base - {float(rate)!r} * ({float(at)!r} - act_ref_time), seq",
+            limit=limit,
+        )
+
+    def cold_since(self, namespace: str | None, before: float) -> list[Memory]:
+        """Cold memories (of one namespace, or all) last used at or before ``before``: what the sweep
+        archives."""
+        scope, params = _scope(namespace)
+        return self.select(f"{scope}status = ? AND act_ref_time <= ?", [*params, Status.COLD.value, before])
+
     def find_memories(
-        self, namespace: str, *, session_id: str | None = None, layer: str | None = None, kind: str | None = None,
+        self, namespace: str, *, session_id: str | None = None, layer: str | Sequence[str] | None = None,
+        kind: str | None = None,
         status: str | None = None, external_ids: Sequence[str] | None = None, created_after: float | None = None,
         created_before: float | None = None, metadata: Mapping[str, Any] | None = None, limit: int | None = None,
         offset: int = 0,
     ) -> list[Memory]:
         """``find``: the namespace's memories matching exact attributes, created in ``[created_after,
         created_before)``, whose metadata holds every ``metadata`` item, in write order, a page of
-        ``limit`` after skipping ``offset``. One statement, so a page is filtered and cut in the database."""
+        ``limit`` after skipping ``offset``; ``layer`` may name several. One statement, so a page is
+        filtered and cut in the database."""
         where: list[str] = ["namespace = ?"]
         params: list[Any] = [namespace]
+        if layer is not None and not isinstance(layer, str):
+            if not layer:
+                return []
+            where.append(f"layer IN ({', '.join('?' * len(layer))})")
+            params += list(layer)
+            layer = None
         for column, value in (("session_id", session_id), ("layer", layer), ("kind", kind), ("status", status)):
             if value is not None:
                 where.append(f"{column} = ?")
@@ -529,6 +584,7 @@ class RelationalStore:
             self.execute(f"DELETE FROM embeddings WHERE memory_id IN ({marks})", chunk)
             self.execute(f"DELETE FROM edges WHERE src IN ({marks}) OR dst IN ({marks})", chunk + chunk)
             self.execute(f"DELETE FROM memory_history WHERE memory_id IN ({marks})", chunk)
+            self.execute(f"DELETE FROM memory_demotions WHERE memory_id IN ({marks})", chunk)
             self.execute(f"DELETE FROM memories WHERE id IN ({marks})", chunk)
 
     def activations(self, ids: Sequence[str]) -> list[tuple[str, str, str, float, float]]:
@@ -936,19 +992,6 @@ class RelationalStore:
             found.append((float(at), float(values.get(memory_id, top)) / top))
         return found
 
-    def fading(
-        self, namespace: str, layer: str, *, rate: float, at: float, cold_log: float, idle_s: float, limit: int,
-    ) -> list[Memory]:
-        """Active memories of a layer that ``sweep`` would make cold at time ``at`` (activation below
-        ``cold_log`` and idle ``idle_s``), lowest activation first: what the memory is about to forget."""
-        return self.select(
-            "namespace = ? AND layer = ? AND status = ? AND act_log_base - ? * (? - act_ref_time) < ? "
-            "AND act_ref_time <= ?",
-            [namespace, layer, Status.ACTIVE.value, rate, at, cold_log, at - idle_s],
-            order=f"act_log_base - {float(rate)!r} * ({float(at)!r} - act_ref_time)",
-            limit=limit,
-        )
-
     # -- export / import of a namespace ------------------------------------------------------------
     def namespace_edges(self, namespace: str) -> list[Edge]:
         """Every edge touching a memory of the namespace (edges never cross namespaces), oldest first."""
@@ -1047,3 +1090,17 @@ class RelationalStore:
                 where.append(f"{column} = ?")
                 params.append(value)
         return self.select(" AND ".join(where), params, order="seq DESC", limit=limit)[::-1]
+
+
+def memory_ids_among(store: RelationalStore, table: str, ids: Iterable[str], *, where: str = "") -> set[str]:
+    """Which of ``ids`` have a row in ``table`` (that also meets ``where``), in chunks of 500: SQLite
+    caps the parameters of one statement."""
+    wanted = list(dict.fromkeys(ids))
+    condition = f"{where} AND " if where else ""
+    found: set[str] = set()
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        marks = ", ".join("?" * len(chunk))
+        statement = f"SELECT memory_id FROM {table} WHERE {condition}memory_id IN ({marks})"
+        found |= {str(r[0]) for r in store.query(statement, chunk)}
+    return found

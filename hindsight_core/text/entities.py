@@ -10,8 +10,9 @@ import re
 import threading
 from typing import Any
 
+from hindsight_core.text.script import has_cjk
+
 _CAP_RUN = re.compile(r"\b([A-Z][\w'’&-]*(?:\s+(?:of|de|the|van|von|da|[A-Z][\w'’&-]*))*)")
-_HAS_CJK = re.compile(r"[\u4e00-\u9fff]")
 _NOT_ENTITIES = frozenset(
     (
         "i i'm i've i'd i'll im a an the this that these those it its it's he she they we you my your our "
@@ -52,7 +53,7 @@ def extract_entities(text: str, *, limit: int = 12) -> list[str]:
         name = " ".join(words).strip("'’-")
         if len(name) > 1 and name.lower() not in _NOT_ENTITIES:
             found.setdefault(name, None)
-    if _HAS_CJK.search(text):
+    if has_cjk(text):
         for word, flag in _pseg().cut(text):
             if flag in _ZH_TAGS and len(word) > 1:
                 found.setdefault(word, None)

@@ -1,7 +1,8 @@
 """The inspector's pages: a Starlette app over one engine, HTML rendered on the server with Jinja2.
 
-Everything is read through the engine's public reads and the store's inspector queries; a page view
-changes nothing (the recall playground runs ``recall(track=False)``: no log row, no reinforcement).
+Everything is read through the engine's public reads and its read-only inspection views
+(:mod:`hindsight_core.inspection`), never the store; a page view changes nothing (the recall playground
+runs ``recall(track=False)``: no log row, no reinforcement).
 Writes exist only in writable mode and only as POST from this server's own pages."""
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 from hindsight_core.clock import to_ts
 from hindsight_core.errors import HindsightError, InvalidInputError, UnknownNamespaceError
 from hindsight_core.optional import require
-from hindsight_core.types import PERSISTENT_LAYERS, EdgeKind, Layer, Memory, Status
+from hindsight_core.types import PERSISTENT_LAYERS, Layer, Memory, Status
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -30,8 +31,6 @@ LIST_LIMIT = 200
 #: The horizon of "about to go cold" on the health panels.
 FADING_DAYS = 7
 _DAY = 86_400.0
-#: How far a supersedes chain is followed either way (chains are short; this only bounds a cycle).
-CHAIN_LIMIT = 50
 
 _TEMPLATES = Path(__file__).parent / "templates"
 
@@ -89,18 +88,7 @@ def create_app(engine: Hindsight, *, writable: bool = False, allowed_hosts: list
         return memory.activation.log_at(now_ts(), engine.config.activation.rate(memory.layer))
 
     def fading(ns: str, days: float) -> list[Memory]:
-        """What the sweep would make cold within ``days`` if nothing recalls it (pinned ones never fade)."""
-        cfg = engine.config
-        found: list[Memory] = []
-        for layer in PERSISTENT_LAYERS:
-            rate = cfg.activation.rate(layer)
-            if rate <= 0:
-                continue
-            found += engine.store.fading(
-                ns, layer.value, rate=rate, at=now_ts() + days * _DAY, cold_log=cfg.lifecycle.cold_log_activation,
-                idle_s=cfg.lifecycle.cold_idle_days * _DAY, limit=LIST_LIMIT + 1,
-            )
-        return sorted((m for m in found if not m.metadata.get("pinned")), key=log_now)
+        return engine.inspection.fading(ns, days, limit=LIST_LIMIT + 1)
 
     # -- pages ---------------------------------------------------------------------------------
     def index(request: Request) -> Response:
@@ -133,8 +121,8 @@ def create_app(engine: Hindsight, *, writable: bool = False, allowed_hosts: list
         if horizon:
             memories = fading(ns, int(horizon))
         else:
-            memories = engine.store.search_memories(ns, text=text or None, layer=layer, status=status,
-                                                    limit=LIST_LIMIT + 1)
+            memories = engine.inspection.search(ns, text=text or None, layer=layer, status=status,
+                                                limit=LIST_LIMIT + 1)
         more = len(memories) > LIST_LIMIT
         memories = memories[:LIST_LIMIT]
         ns_stats = stats.namespaces[ns]
@@ -156,12 +144,13 @@ def create_app(engine: Hindsight, *, writable: bool = False, allowed_hosts: list
         if memory is None:
             return error(request, 404, f"no memory {memory_id!r} (never recorded, forgotten or archived)")
         ns = memory.namespace
-        sources = engine.store.get_many_in(ns, memory.source_ids)
-        cited_by_ids = [e.src for e in engine.store.edges(memory.id, kind=EdgeKind.DERIVED_FROM, direction="in")]
-        cited_by = list(engine.store.get_many_in(ns, cited_by_ids).values())
-        predecessors, successors = _chain(engine, memory)
+        sources = engine.inspection.memories(ns, memory.source_ids)
+        cited_by = engine.inspection.cited_by(memory)
+        chain = engine.history(memory.id)
+        predecessors = [link.memory for link in chain.supersedes]
+        successors = [link.memory for link in chain.superseded_by]
         engine.flush_recall_log()
-        injections = engine.store.injections(ns, memory.id)
+        injections = engine.inspection.injections(memory)
         cfg = engine.config
         curve = activation_curve(
             memory, rate=cfg.activation.rate(memory.layer), now=now_ts(), lifecycle=cfg.lifecycle,
@@ -172,7 +161,7 @@ def create_app(engine: Hindsight, *, writable: bool = False, allowed_hosts: list
             sources=[sources[s] for s in memory.source_ids if s in sources], missing_sources=[
                 s for s in memory.source_ids if s not in sources
             ], cited_by=cited_by, predecessors=predecessors, successors=successors, curve=curve,
-            chart=activation_svg(curve), injections=injections, log_now=curve.now_log,
+            chart=activation_svg(curve), injections=injections, log_now=curve.now_log, demotions=chain.demotions,
         )
 
     def recall_page(request: Request) -> Response:
@@ -195,7 +184,7 @@ def create_app(engine: Hindsight, *, writable: bool = False, allowed_hosts: list
             if result is not None and result.trace is not None:
                 trace = result.trace
                 ids = {c.id for ranked in trace.channels.values() for c in ranked} | {c.id for c in trace.fused}
-                contents = engine.store.get_many_in(ns, ids)
+                contents = engine.inspection.memories(ns, ids)
         return page(request, "recall.html", title=f"Recall — {ns}", ns=ns, q=query, session=session or "",
                     k=k_raw, result=result, contents=contents, message=message,
                     status_code=400 if message else 200)
@@ -261,34 +250,3 @@ def create_app(engine: Hindsight, *, writable: bool = False, allowed_hosts: list
     app.state.engine = engine
     app.state.writable = writable
     return app
-
-
-def _chain(engine: Hindsight, memory: Memory) -> tuple[list[Memory], list[Memory]]:
-    """What this memory replaced (oldest first) and what replaced it (next first), same namespace only."""
-    ns = memory.namespace
-    predecessors: list[Memory] = []
-    seen = {memory.id}
-    frontier = [memory.id]
-    while frontier and len(predecessors) < CHAIN_LIMIT:
-        older_ids = [
-            e.dst for mid in frontier for e in engine.store.edges(mid, kind=EdgeKind.SUPERSEDES) if e.dst not in seen
-        ]
-        older = engine.store.get_many_in(ns, older_ids)
-        found = [older[i] for i in dict.fromkeys(older_ids) if i in older]
-        seen.update(m.id for m in found)
-        predecessors = found + predecessors
-        frontier = [m.id for m in found]
-    successors: list[Memory] = []
-    current = memory
-    while len(successors) < CHAIN_LIMIT:
-        next_ids = [current.superseded_by] if current.superseded_by else [
-            e.src for e in engine.store.edges(current.id, kind=EdgeKind.SUPERSEDES, direction="in")
-        ]
-        newer = engine.store.get_many_in(ns, [i for i in next_ids if i not in seen])
-        nxt = next((newer[i] for i in next_ids if i in newer), None)
-        if nxt is None:
-            break
-        seen.add(nxt.id)
-        successors.append(nxt)
-        current = nxt
-    return predecessors, successors

@@ -83,7 +83,7 @@ def activation_curve(
     curve.past = segments[::-1]
     curve.reinforcements = rebuilt[::-1]
     curve.now_log = act.log_at(now, rate)
-    pinned = bool(memory.metadata.get("pinned"))
+    pinned = memory.pinned
     cold_at, archive_at = cold_and_archive(memory, rate, lifecycle)
     if memory.status == Status.ACTIVE and cold_at is not None and archive_at is not None:
         curve.cold_at = max(cold_at, now)

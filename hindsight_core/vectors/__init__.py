@@ -1,4 +1,5 @@
-"""The vector index: one collection per layer, every entry tagged with its namespace."""
+"""The vector index: per layer, small namespaces share pool collections (entries tagged with their
+namespace) and a namespace with 1,000 entries has a collection of its own (``chroma.py``)."""
 
 from hindsight_core.vectors.base import VectorHit, VectorIndex
 

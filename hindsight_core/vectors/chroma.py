@@ -7,7 +7,14 @@ Opening costs: importing and opening Chroma, then, per collection, its first que
 index from disk (most of a new process's first recall at 100k memories). The engine's embedded index
 is therefore opened lazily (``lazy=True``): the client opens on first use, and :meth:`loaded` tells
 recall whether a collection was queried yet; until it was, recall scans its snapshot's vectors instead
-(exact, and memory-mapped) and asks :meth:`load` to load the collection in the background."""
+(exact, and memory-mapped) and asks :meth:`load` to load the collection in the background.
+
+Memory: each HNSW index Chroma opens holds about 2.7 MB whatever its size (hnswlib's fixed array of
+mutexes), and Chroma keeps every index it opened (capping its cache loses unpersisted writes:
+docs/benchmarks.md, "Scale"). A collection per namespace would make a process serving 10,000 small
+tenants hold 27 GB. Small namespaces therefore share a few pool collections, filtered by namespace
+(Chroma answers a filtered query by an exact scan of the namespace's entries), and a namespace moves to a
+collection of its own once it holds ``own_collection_at`` entries of a layer."""
 
 from __future__ import annotations
 
@@ -15,6 +22,7 @@ import hashlib
 import logging
 import os
 import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -76,7 +84,17 @@ def _open_client(path: str | Path | None, url: str | None) -> Any:
 #: Collections named after a namespace carry this metadata key (the name itself is a digest).
 _NAMESPACE_KEY = "hindsight:namespace"
 _LAYER_KEY = "hindsight:layer"
+#: Pool collections carry this metadata key (their number among the layer's pools).
+_POOL_KEY = "hindsight:pool"
 _PAGE = 5_000
+#: A namespace moves from its pool to a collection of its own at this many entries of a layer: from
+#: there on its 2.7 MB of index state is under 3 KB per memory, what the vectors themselves cost.
+OWN_COLLECTION_AT = 1_000
+#: Pool collections per layer: the memory they hold is fixed, and a filtered query scans only its
+#: namespace's entries (1.9 ms in a pool of 2,500 entries, 5.3 ms in one of 12,500).
+POOLS = 16
+#: How long a process trusts that a namespace it saw pooled still is (another may have moved it since).
+_RECHECK_S = 2.0
 
 
 def collection_name(prefix: str, namespace: str, layer: str) -> str:
@@ -86,15 +104,30 @@ def collection_name(prefix: str, namespace: str, layer: str) -> str:
     return f"{prefix}_{layer}_{digest}"
 
 
-class ChromaVectorIndex:
-    """One Chroma collection per (namespace, layer), created on demand.
+def pool_name(prefix: str, namespace: str, layer: str, pools: int = POOLS) -> str:
+    """The pool collection a namespace without a collection of its own keeps its entries of ``layer`` in.
+    (``pool`` is not hexadecimal: no namespace's own collection can have this name.)"""
+    digest = hashlib.blake2b(namespace.encode("utf-8"), digest_size=8).digest()
+    return f"{prefix}_{layer}_pool{int.from_bytes(digest, 'big') % pools:03d}"
 
-    A namespace stored as a metadata filter on one shared collection makes every tenant's query pay
-    for all the others (Chroma filters, then searches: 111 ms at 1,000 x 100 against 2.5 ms for the
-    namespace's vectors alone, docs/benchmarks.md "Scale"). With a collection each, a query touches the
-    namespace's own HNSW graph only, and forgetting a namespace drops its collection. The layout is the
-    same for the embedded client and a Chroma server. A directory written with the earlier layout (one
-    ``{prefix}_{layer}`` collection) is moved over the first time its layer is used."""
+
+class ChromaVectorIndex:
+    """Small namespaces in shared pool collections, large ones in a collection of their own.
+
+    A namespace stored as a metadata filter on one big shared collection makes every tenant's query pay
+    for all the others (111 ms at 1,000 x 100 against 2.5 ms for the namespace's vectors alone,
+    docs/benchmarks.md "Scale"); a collection per namespace costs 2.7 MB of memory each. So a namespace
+    starts in one of ``pools`` pool collections of its layer (chosen by a hash of the namespace), where a
+    filtered query scans its few entries exactly, and moves to a collection of its own, searched by its
+    own HNSW graph, when it reaches ``own_collection_at`` entries. The layout is the same for the
+    embedded client and a Chroma server.
+
+    Several processes share a server: a process learns that another one moved a namespace out of its
+    pool within ``_RECHECK_S``, and moves over what it wrote to the pool meanwhile. Memory ids are
+    unique across namespaces, so a pool holds each id once; every pool operation is also filtered by
+    namespace, so one namespace's call never touches another's entries. Directories written with a
+    collection per namespace keep working (those namespaces count as moved), and the earliest layout
+    (one ``{prefix}_{layer}`` collection) is moved over the first time its layer is used."""
 
     def __init__(
         self,
@@ -104,9 +137,13 @@ class ChromaVectorIndex:
         client: Any = None,
         collection_prefix: str = "hindsight",
         lazy: bool = False,
+        own_collection_at: int = OWN_COLLECTION_AT,
+        pools: int = POOLS,
     ) -> None:
         if client is None and url is None and path is None:
             raise ValueError("ChromaVectorIndex needs a path (embedded) or a url (server)")
+        if own_collection_at < 1 or pools < 1:
+            raise ValueError("own_collection_at and pools must be at least 1")
         self._lazy = lazy and client is None and url is None
         self._path = path
         if self._lazy:  # the data directory's layout is there from the start, as with an opened client
@@ -121,8 +158,16 @@ class ChromaVectorIndex:
         self._loads = threading.Condition()
         self._closing = False
         self._prefix = collection_prefix
-        #: (namespace, layer) -> collection, for the ones that exist; absent means "not created yet".
+        self._own_at = own_collection_at
+        self._pools = pools
+        #: (namespace, layer) -> its own collection, for namespaces known to have one.
         self._collections: dict[tuple[str, str], Any] = {}
+        #: (namespace, layer) -> when it was last seen without a collection of its own.
+        self._pooled_since: dict[tuple[str, str], float] = {}
+        #: (namespace, layer) -> entries it holds in its pool, counted high (an update counts as new).
+        self._pooled: dict[tuple[str, str], int] = {}
+        #: pool collection name -> collection.
+        self._pool_handles: dict[str, Any] = {}
         self._migrated: set[str] = set()
         self._lock = threading.RLock()
 
@@ -138,9 +183,6 @@ class ChromaVectorIndex:
                         raise BackendUnavailableError("vector index: closed")
                     self._opened = _open_client(self._path, None)
         return self._opened
-
-    def _name(self, namespace: str, layer: str) -> str:
-        return collection_name(self._prefix, namespace, layer)
 
     # -- loading in the background (``lazy``) -------------------------------------------------------
     def loaded(self, namespace: str, layer: str) -> bool:
@@ -184,51 +226,159 @@ class ChromaVectorIndex:
             while self._loader is not None:
                 self._loads.wait()
 
-    def _collection(self, namespace: str, layer: str, *, create: bool) -> Any:
-        """The namespace's collection of ``layer``; ``None`` when it does not exist and ``create`` is off
-        (a query of a namespace with nothing indexed must not create one per caller's typo)."""
+    # -- where a namespace's entries are ---------------------------------------------------------------
+    def _get(self, name: str) -> Any:
+        """The collection called ``name``, or ``None``."""
+        try:
+            return self._client.get_collection(name, embedding_function=None)
+        except Exception as exc:
+            if _missing(exc):
+                return None
+            raise
+
+    def _own(self, namespace: str, layer: str, *, fresh: bool = False) -> Any:
+        """The namespace's own collection of ``layer``, or ``None`` while it lives in a pool. A namespace
+        seen pooled is looked up again after ``_RECHECK_S`` (or at once with ``fresh``): another process
+        may have moved it meanwhile, and what this process wrote to the pool since is then moved too."""
         self._migrate_legacy(layer)
         key = (namespace, layer)
         with self._lock:
             found = self._collections.get(key)
             if found is not None:
                 return found
-            name = self._name(namespace, layer)
-            if create:
-                found = self._client.get_or_create_collection(
-                    name, embedding_function=None,
-                    metadata={"hnsw:space": "cosine", _NAMESPACE_KEY: namespace, _LAYER_KEY: layer},
-                )
-            else:
-                try:
-                    found = self._client.get_collection(name, embedding_function=None)
-                except Exception as exc:
-                    if _missing(exc):
-                        return None
-                    raise
+            since = self._pooled_since.get(key)
+            if since is not None and not fresh and time.monotonic() - since < _RECHECK_S:
+                return None
+            found = self._get(collection_name(self._prefix, namespace, layer))
+            if found is None:
+                self._pooled_since[key] = time.monotonic()
+                return None
             self._collections[key] = found
+            self._pooled.pop(key, None)
+            if self._pooled_since.pop(key, None) is not None:
+                self._move_pooled_readable(namespace, layer, found)
             return found
 
-    def _layer_collections(self, layer: str) -> list[tuple[str, Any]]:
-        """Every (namespace, collection) of ``layer`` that exists, from the server's catalogue."""
+    def _pool(self, namespace: str, layer: str, *, create: bool) -> Any:
+        name = pool_name(self._prefix, namespace, layer, self._pools)
+        with self._lock:
+            found = self._pool_handles.get(name)
+            if found is None:
+                if create:
+                    number = int(name.rsplit("pool", 1)[1])
+                    found = self._client.get_or_create_collection(
+                        name, embedding_function=None,
+                        metadata={"hnsw:space": "cosine", _LAYER_KEY: layer, _POOL_KEY: number},
+                    )
+                else:
+                    found = self._get(name)
+                    if found is None:
+                        return None
+                self._pool_handles[name] = found
+            return found
+
+    def _forget_handles(self, namespace: str, layer: str) -> None:
+        with self._lock:
+            self._collections.pop((namespace, layer), None)
+            self._pooled_since.pop((namespace, layer), None)
+            self._pool_handles.pop(pool_name(self._prefix, namespace, layer, self._pools), None)
+
+    def _on(self, namespace: str, layer: str, create: bool, call: Any) -> Any:
+        """``call(collection, where)`` where the namespace's entries of ``layer`` are: its own collection
+        (``where`` is ``None``) or its pool (``where`` selects the namespace); ``collection`` is ``None``
+        when neither exists and ``create`` is off (a query must not create a pool per caller's typo). A
+        cached handle goes stale when another process dropped the collection: that is retried once."""
+        for attempt in (0, 1):
+            own = self._own(namespace, layer)
+            collection = own if own is not None else self._pool(namespace, layer, create=create)
+            try:
+                return call(collection, None if own is not None else {"namespace": namespace})
+            except Exception as exc:
+                if attempt or collection is None or not _missing(exc):
+                    raise
+                self._forget_handles(namespace, layer)
+        raise AssertionError("unreachable")
+
+    def _move_pooled(self, namespace: str, layer: str, own: Any) -> None:
+        """Move the namespace's pool entries of ``layer`` into ``own`` (vectors and metadata as stored).
+        Entries reach the pool after the namespace moved only from a process that had not yet seen the
+        move, so they are newer than what ``own`` holds and overwrite it."""
+        pool = self._pool(namespace, layer, create=False)
+        if pool is None:
+            return
+        where = {"namespace": namespace}
+        while True:
+            page = pool.get(where=where, limit=_PAGE, include=["embeddings", "metadatas"])
+            if not page["ids"]:
+                return
+            own.upsert(ids=page["ids"], embeddings=np.asarray(page["embeddings"], dtype=np.float32),
+                       metadatas=page["metadatas"])
+            pool.delete(ids=list(page["ids"]), where=where)
+
+    def _move_pooled_readable(self, namespace: str, layer: str, own: Any) -> None:
+        """:meth:`_move_pooled`, leaving the entries where they are when the pool's vectors cannot be read
+        (a segment several writers flushed over): the store holds every vector, so ``reconcile`` writes
+        what the namespace's collection lacks again, and the operation that found the move goes on."""
+        try:
+            self._move_pooled(namespace, layer, own)
+        except Exception as exc:
+            log.warning("vector index: moving %s's pooled %s entries failed: %s", namespace, layer, exc)
+
+    def _write(self, namespace: str, layer: str, ids: list[str], vectors: np.ndarray, metadatas: list[Any]) -> None:
+        """Upsert into wherever the namespace's entries are; a pooled namespace that reaches
+        ``own_collection_at`` entries moves to a collection of its own."""
+        key = (namespace, layer)
+
+        def write(collection: Any, where: dict[str, Any] | None) -> bool:
+            collection.upsert(ids=ids, embeddings=vectors, metadatas=metadatas)
+            return where is not None
+
+        if not self._on(namespace, layer, True, write):
+            return
+        with self._lock:
+            moved = self._collections.get(key)
+            if moved is not None:  # another thread moved the namespace while this one wrote to the pool
+                self._move_pooled(namespace, layer, moved)
+                return
+            held = self._pooled.get(key)
+            held = len(self._pool_ids(namespace, layer)) if held is None else held + len(ids)
+            if held >= self._own_at:  # counted high: count exactly before moving
+                held = len(self._pool_ids(namespace, layer))
+            if held < self._own_at:
+                self._pooled[key] = held
+                return
+            own = self._client.get_or_create_collection(
+                collection_name(self._prefix, namespace, layer), embedding_function=None,
+                metadata={"hnsw:space": "cosine", _NAMESPACE_KEY: namespace, _LAYER_KEY: layer},
+            )
+            self._move_pooled(namespace, layer, own)
+            self._collections[key] = own
+            self._pooled.pop(key, None)
+            self._pooled_since.pop(key, None)
+
+    def _pool_ids(self, namespace: str, layer: str) -> list[str]:
+        return _all_ids(self._pool(namespace, layer, create=False), {"namespace": namespace})
+
+    def _layer_collections(self, layer: str) -> list[Any]:
+        """Every collection of ``layer`` (own and pools) that exists, from the server's catalogue."""
         self._migrate_legacy(layer)
-        out: list[tuple[str, Any]] = []
+        out: list[Any] = []
         offset = 0
         while True:
             page = self._client.list_collections(limit=1000, offset=offset)
             for collection in page:
                 meta = collection.metadata or {}
-                if meta.get(_LAYER_KEY) == layer and _NAMESPACE_KEY in meta and str(collection.name).startswith(
-                    f"{self._prefix}_{layer}_"
-                ):
-                    out.append((str(meta[_NAMESPACE_KEY]), collection))
+                if (meta.get(_LAYER_KEY) == layer and (_NAMESPACE_KEY in meta or _POOL_KEY in meta)
+                        and str(collection.name).startswith(f"{self._prefix}_{layer}_")):
+                    out.append(collection)
             if len(page) < 1000:
                 return out
             offset += 1000
 
     def _migrate_legacy(self, layer: str) -> None:
-        """Move the entries of a pre-partition ``{prefix}_{layer}`` collection into per-namespace ones
-        (vectors and metadata as stored, nothing re-embedded), then drop it. Runs once per layer."""
+        """Move the entries of a pre-partition ``{prefix}_{layer}`` collection to where each namespace's
+        entries go now (vectors and metadata as stored, nothing re-embedded), then drop it. Runs once
+        per layer."""
         if layer in self._migrated:
             return
         with self._lock:
@@ -236,14 +386,9 @@ class ChromaVectorIndex:
                 return
             legacy_name = f"{self._prefix}_{layer}"
             with _backend("migrate"):
-                try:
-                    legacy = self._client.get_collection(legacy_name, embedding_function=None)
-                except Exception as exc:
-                    if not _missing(exc):
-                        raise
-                    legacy = None
+                legacy = self._get(legacy_name)
                 if legacy is not None:
-                    self._migrated.add(layer)  # _collection below must not recurse into here
+                    self._migrated.add(layer)  # _write below must not recurse into here
                     try:
                         while True:
                             page = legacy.get(limit=_PAGE, include=["embeddings", "metadatas"])
@@ -254,10 +399,8 @@ class ChromaVectorIndex:
                                 groups.setdefault(str((meta or {}).get("namespace", "")), []).append(i)
                             embeddings = np.asarray(page["embeddings"], dtype=np.float32)
                             for namespace, rows in groups.items():
-                                self._collection(namespace, layer, create=True).upsert(
-                                    ids=[page["ids"][i] for i in rows], embeddings=embeddings[rows],
-                                    metadatas=[page["metadatas"][i] for i in rows],
-                                )
+                                self._write(namespace, layer, [page["ids"][i] for i in rows], embeddings[rows],
+                                            [page["metadatas"][i] for i in rows])
                             legacy.delete(ids=list(page["ids"]))
                         self._client.delete_collection(legacy_name)
                     except BaseException:
@@ -265,22 +408,7 @@ class ChromaVectorIndex:
                         raise
             self._migrated.add(layer)
 
-    def _on(self, namespace: str, layer: str, create: bool, call: Any) -> Any:
-        """``call(collection)`` on the namespace's collection (``None`` when absent and not created).
-        A handle cached here goes stale when another process dropped the collection (it forgot the
-        namespace): that is retried once on a fresh lookup instead of failing."""
-        collection = self._collection(namespace, layer, create=create)
-        if collection is None:
-            return call(None)
-        try:
-            return call(collection)
-        except Exception as exc:
-            if not _missing(exc):
-                raise
-            with self._lock:
-                self._collections.pop((namespace, layer), None)
-            return call(self._collection(namespace, layer, create=create))
-
+    # -- the VectorIndex operations --------------------------------------------------------------------
     def upsert(
         self, namespace: str, layer: str, ids: Sequence[str], vectors: np.ndarray, kinds: Sequence[str]
     ) -> None:
@@ -291,31 +419,39 @@ class ChromaVectorIndex:
         keep = sorted(last.values())
         array = np.asarray(vectors, dtype=np.float32)
         with _backend("upsert"):
-            self._on(namespace, layer, True, lambda c: c.upsert(
-                ids=[ids[i] for i in keep],
-                embeddings=array[keep],
-                metadatas=[{"namespace": namespace, "kind": kinds[i]} for i in keep],
-            ))
+            self._write(namespace, layer, [ids[i] for i in keep], array[keep],
+                        [{"namespace": namespace, "kind": kinds[i]} for i in keep])
 
     def delete(self, namespace: str, layer: str, ids: Sequence[str]) -> None:
+        """Delete from the namespace's own collection and from its pool: a process that has not seen the
+        namespace move may have written to the pool after it did."""
         if not ids:
             return
         unique = list(dict.fromkeys(ids))
         with _backend("delete"):
-            self._on(namespace, layer, False, lambda c: c is not None and c.delete(ids=unique))
+            own = self._own(namespace, layer, fresh=True)
+            if own is not None:
+                own.delete(ids=unique)
+            pool = self._pool(namespace, layer, create=False)
+            if pool is not None:
+                pool.delete(ids=unique, where={"namespace": namespace})
 
     def drop_namespace(self, namespace: str, layers: Iterable[str]) -> None:
-        """Drop the namespace's collection of each layer (a collection that does not exist is fine)."""
+        """Drop the namespace's own collection and its pool entries of each layer (none is fine)."""
         with _backend("delete"):
             for layer in layers:
-                self._collection(namespace, layer, create=False)  # migrates a legacy layer first
+                self._migrate_legacy(layer)
                 with self._lock:
-                    self._collections.pop((namespace, layer), None)
+                    self._forget_handles(namespace, layer)
+                    self._pooled.pop((namespace, layer), None)
                     try:
-                        self._client.delete_collection(self._name(namespace, layer))
+                        self._client.delete_collection(collection_name(self._prefix, namespace, layer))
                     except Exception as exc:
                         if not _missing(exc):
                             raise
+                    pool = self._pool(namespace, layer, create=False)
+                    if pool is not None:
+                        pool.delete(where={"namespace": namespace})
 
     def query(
         self, namespace: str, layer: str, vector: np.ndarray, n: int, *, kinds: Sequence[str] | None = None
@@ -328,15 +464,21 @@ class ChromaVectorIndex:
         """One hit list per row of ``vectors``, in one call: Chroma's cost per query is mostly the call,
         so a batch of 100 costs about what ten single queries do (what lets ``reconcile`` probe every
         memory of a namespace)."""
-        where: dict[str, Any] | None = {"kind": {"$in": list(kinds)}} if kinds else None
         batch = np.asarray(vectors, dtype=np.float32)
-        with _backend("query"):
-            result = self._on(namespace, layer, False, lambda c: None if c is None else c.query(
+
+        def search(collection: Any, where: dict[str, Any] | None) -> Any:
+            if collection is None:
+                return None
+            clauses = [c for c in (where, {"kind": {"$in": list(kinds)}} if kinds else None) if c]
+            return collection.query(
                 query_embeddings=batch,
                 n_results=max(1, int(n)),
-                where=where,
+                where=clauses[0] if len(clauses) == 1 else ({"$and": clauses} if clauses else None),
                 include=["distances"],
-            ))
+            )
+
+        with _backend("query"):
+            result = self._on(namespace, layer, False, search)
         if self._lazy:
             self._queried.add((namespace, layer))
         if result is None or not result["ids"]:
@@ -346,28 +488,38 @@ class ChromaVectorIndex:
 
     def count(self, namespace: str, layer: str) -> int:
         with _backend("count"):
-            return int(self._on(namespace, layer, False, lambda c: 0 if c is None else c.count()))
+            return int(self._on(namespace, layer, False, lambda c, where: (
+                0 if c is None else c.count() if where is None else len(_all_ids(c, where)))))
 
     def count_layer(self, layer: str) -> int:
         """Entries of ``layer`` across every namespace. Not part of :class:`VectorIndex` (the engine
         always names a namespace): it lets a check see a write that went to an unexpected namespace."""
         with _backend("count"):
-            return sum(int(c.count()) for _, c in self._layer_collections(layer))
+            return sum(int(c.count()) for c in self._layer_collections(layer))
 
     def ids(self, namespace: str, layer: str) -> set[str]:
+        """Reconcile's view of the namespace; for a namespace with its own collection, entries another
+        process left in the pool are moved over first, so the answer is where queries look."""
         with _backend("get"):
+            own = self._own(namespace, layer, fresh=True)
+            if own is not None:
+                with self._lock:
+                    self._move_pooled_readable(namespace, layer, own)
             return set(self._on(namespace, layer, False, _all_ids))
 
     def reset_layer(self, layer: str) -> None:
-        """Drop every collection of the layer, for every namespace: the repair of last resort when the
-        layer's segments fail as a whole (deleting one namespace's entries did not make it answer).
-        Only ``reconcile`` calls this, and it re-upserts everything from the stored embeddings."""
+        """Drop every collection of the layer (own and pools): ``reconcile``'s repair of last resort
+        when the layer's segments fail as a whole (deleting one namespace's entries did not make it
+        answer), and a move to another embedder (the pools have the old vectors' dimension). Both then
+        upsert everything again."""
         with _backend("reset"), self._lock:
-            for namespace, collection in self._layer_collections(layer):
-                self._collections.pop((namespace, layer), None)
+            for collection in self._layer_collections(layer):
                 self._client.delete_collection(collection.name)
-            for key in [k for k in self._collections if k[1] == layer]:
-                del self._collections[key]
+            for cache in (self._collections, self._pooled_since, self._pooled):
+                for key in [k for k in cache if k[1] == layer]:
+                    del cache[key]
+            self._pool_handles = {k: v for k, v in self._pool_handles.items()
+                                  if not k.startswith(f"{self._prefix}_{layer}_pool")}
 
     def close(self) -> None:
         """Close the client. A background load still importing Chroma is not waited for (it stops
@@ -381,7 +533,8 @@ class ChromaVectorIndex:
         if opened:
             self.wait_loaded()
         with self._lock:
-            self._collections.clear()
+            for cache in (self._collections, self._pooled_since, self._pooled, self._pool_handles):
+                cache.clear()
         if self._opened is None:
             return
         closer = getattr(self._opened, "close", None)
@@ -389,12 +542,12 @@ class ChromaVectorIndex:
             closer()
 
 
-def _all_ids(collection: Any) -> list[str]:
+def _all_ids(collection: Any, where: dict[str, Any] | None = None) -> list[str]:
     if collection is None:
         return []
     out: list[str] = []
     while True:
-        page = collection.get(include=[], limit=_PAGE, offset=len(out))["ids"]
+        page = collection.get(where=where, include=[], limit=_PAGE, offset=len(out))["ids"]
         out += page
         if len(page) < _PAGE:
             return out

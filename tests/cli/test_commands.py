@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -254,3 +255,19 @@ def test_a_data_set_of_another_embedder_is_refused_then_moved(
     hits = cli("--embedder", minilm, "recall", "user:mv", "where does my sister live?", "--json").json()
     assert [h["memory"]["id"] for h in hits["hits"]][:1] == [m.id]
     assert cli("ls", "user:mv").exit_code == 2  # the default embedder is now the other one
+
+
+def test_show_lists_a_memory_s_demotions(
+    cli: Callable[..., Any], open_engine: Callable[[Path], Hindsight], data_dir: Path, clock: Any
+) -> None:
+    hs = open_engine(data_dir)
+    m = hs.record("I am allergic to peanuts", NS)
+    hs.demote(m.id, reason="outgrew it", by="agent:doc")
+    demoted_at = clock()
+    hs.close()
+
+    shown = cli("show", m.id, "--json").json()
+    assert [(datetime.fromisoformat(d["at"]), d["by"], d["reason"], d["reinstated_at"])
+            for d in shown["demotions"]] == [(demoted_at, "agent:doc", "outgrew it", None)]
+    table = cli("show", m.id).stdout
+    assert "demotions" in table and "outgrew it" in table and "in force" in table

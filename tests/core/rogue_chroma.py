@@ -13,19 +13,20 @@ import chromadb
 import numpy as np
 from chromadb.config import Settings
 
-from hindsight_core.vectors.chroma import collection_name
-
 
 def main() -> None:
     path, namespace = sys.argv[1], sys.argv[2]
     client = chromadb.PersistentClient(path=path, settings=Settings(anonymized_telemetry=False))
-    collection = client.get_collection(collection_name("hindsight", namespace, "episodic"))
-    held = collection.get(include=["embeddings", "metadatas"])
-    dim = len(held["embeddings"][0])
     rng = np.random.default_rng(7)
-    collection.upsert(ids=held["ids"], embeddings=rng.normal(size=(len(held["ids"]), dim)).astype(np.float32),
-                      metadatas=held["metadatas"])
-    print(len(held["ids"]))
+    rewritten = 0
+    for collection in client.list_collections():  # the namespace's pool or its own collection
+        held = collection.get(where={"namespace": namespace}, include=["embeddings", "metadatas"])
+        if held["ids"]:
+            dim = len(held["embeddings"][0])
+            collection.upsert(ids=held["ids"], metadatas=held["metadatas"],
+                              embeddings=rng.normal(size=(len(held["ids"]), dim)).astype(np.float32))
+            rewritten += len(held["ids"])
+    print(rewritten)
 
 
 if __name__ == "__main__":

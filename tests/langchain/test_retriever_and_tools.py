@@ -56,8 +56,8 @@ def test_retain_then_recall_tools(hs: Hindsight, ns: str) -> None:
 
 
 async def test_tools_async(hs: Hindsight, ns: str) -> None:
-    recall, save = memory_tools(ns, engine=hs)
+    recall, save, _ = memory_tools(ns, engine=hs)
     await save.ainvoke({"content": "The user's car is a red Volvo"})
     assert "red Volvo" in await recall.ainvoke({"query": "what colour is my Volvo car"})
-    other, _ = memory_tools(ns + "x", engine=hs)
+    other, *_ = memory_tools(ns + "x", engine=hs)
     assert await other.ainvoke({"query": "what colour is my Volvo car"}) == "No relevant memories."

@@ -42,7 +42,7 @@ class RetrieverRuns(BaseCallbackHandler):
 
 
 def test_tools_fill_a_templated_namespace_per_call(hs: Hindsight, ns: str) -> None:
-    recall, save = memory_tools(ns + ":{user_id}", engine=hs)
+    recall, save, _ = memory_tools(ns + ":{user_id}", engine=hs)
     assert (recall.name, save.name) == ("recall_memory", "save_memory")
     assert "config" not in save.args  # the run's config is injected, not asked of the model
     save.invoke({"content": "Ana is vegan.", "importance": 4}, config={"configurable": {"user_id": "ana"}})
@@ -57,7 +57,7 @@ def test_tools_fill_a_templated_namespace_per_call(hs: Hindsight, ns: str) -> No
 
 
 def test_a_langmem_style_label_template(hs: Hindsight, ns: str) -> None:
-    _, save = memory_tools((ns, "{user_id}"), engine=hs)
+    _, save, _ = memory_tools((ns, "{user_id}"), engine=hs)
     save.invoke({"content": "Likes jazz."}, config={"configurable": {"user_id": "dee"}})
     assert [m.content for m in hs.find(f"{ns}/dee")] == ["Likes jazz."]
 
@@ -132,7 +132,7 @@ def test_the_recall_tools_recall_is_a_retriever_run_under_the_tool_run(hs: Hinds
 
 async def test_the_recall_tools_async_recall_is_a_retriever_run_under_the_tool_run(hs: Hindsight, ns: str) -> None:
     hs.record("Ana's cat is called Miso.", f"{ns}:ana")
-    recall, _ = memory_tools(ns + ":{user_id}", engine=hs)
+    recall, *_ = memory_tools(ns + ":{user_id}", engine=hs)
     runs = ToolAndRetrieverRuns()
     said = await recall.ainvoke({"query": "What is my cat called?"},
                                 config={"callbacks": [runs], "configurable": {"user_id": "ana"}})

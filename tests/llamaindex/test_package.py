@@ -12,6 +12,7 @@ def test_public_names_are_pinned() -> None:
         "HindsightMemoryBlock",
         "HindsightRetriever",
         "LlamaIndexLLM",
+        "forget_tool",
         "llm_extractor",
         "memory_tools",
         "recall_tool",

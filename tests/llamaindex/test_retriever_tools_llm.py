@@ -63,7 +63,7 @@ async def test_retriever_async_matches_sync(shared_hs: Hindsight) -> None:
 
 async def test_tools_retain_then_recall_sync_and_async(shared_hs: Hindsight) -> None:
     ns = _ns()
-    recall, retain = memory_tools(ns, engine=shared_hs, session_id="tools")
+    recall, retain, _ = memory_tools(ns, engine=shared_hs, session_id="tools")
     assert all(isinstance(t, FunctionTool) for t in (recall, retain))
     assert {recall.metadata.name, retain.metadata.name} == {"recall_memory", "save_memory"}
     assert "Saved memory" in str(retain.call(content="The user's passport expires in May 2027"))
@@ -73,7 +73,7 @@ async def test_tools_retain_then_recall_sync_and_async(shared_hs: Hindsight) -> 
     assert "passport expires in May 2027" in str(recall.call(query="my passport"))
     assert FACT in str(await recall.acall(query="What am I allergic to?"))
     assert str(recall.call(query="What is the capital of Mongolia?")) == "No relevant memories."
-    other_recall, _ = memory_tools(_ns(), engine=shared_hs)
+    other_recall, *_ = memory_tools(_ns(), engine=shared_hs)
     assert str(other_recall.call(query="What am I allergic to?")) == "No relevant memories."
 
 

@@ -49,4 +49,4 @@ def test_tool_names_are_the_same(shared_hs: Hindsight) -> None:
     ns = _ns()
     lc = [t.name for t in lc_tools(ns, engine=shared_hs)]
     li = [t.metadata.name for t in li_tools(ns, engine=shared_hs)]
-    assert lc == li == ["recall_memory", "save_memory"]
+    assert lc == li == ["recall_memory", "save_memory", "forget_memory"]

@@ -16,7 +16,7 @@ from llama_index.core.llms.mock import MockFunctionCallingLLMWithChatMemoryOfLas
 from llama_index.core.workflow import Context
 
 from hindsight_core import Hindsight, InvalidInputError
-from hindsight_core.integration import RECALL_TOOL_NAME, SAVE_TOOL_NAME
+from hindsight_core.integration import FORGET_TOOL_NAME, RECALL_TOOL_NAME, SAVE_TOOL_NAME
 from hindsight_llamaindex import HindsightMemory, memory_tools
 
 DIET = "Ana follows a strict vegan diet, no eggs or dairy."
@@ -41,8 +41,8 @@ def _agent(hs: Hindsight, template: str, tool: str, args: dict[str, Any], **kw: 
 
 def test_the_same_tool_names_in_both_frameworks(shared_hs: Hindsight) -> None:
     names = [t.metadata.name for t in memory_tools("user:{user_id}", engine=shared_hs)]
-    assert names == [RECALL_TOOL_NAME, SAVE_TOOL_NAME]  # the constants the LangChain tools are named by too
-    recall, save = memory_tools("user:{user_id}", engine=shared_hs)
+    assert names == [RECALL_TOOL_NAME, SAVE_TOOL_NAME, FORGET_TOOL_NAME]  # the LangChain tools' names too
+    recall, save, _ = memory_tools("user:{user_id}", engine=shared_hs)
     assert "ctx" not in recall.metadata.get_parameters_dict()["properties"]  # the LLM never fills the user
     assert set(save.metadata.get_parameters_dict()["properties"]) == {"content", "importance"}
 
@@ -80,7 +80,7 @@ async def test_a_fact_saved_in_one_session_is_recalled_in_a_later_one_for_that_u
 
 async def test_a_run_without_the_user_saves_nothing(shared_hs: Hindsight) -> None:
     prefix = f"t{uuid.uuid4().hex[:8]}:"
-    recall, save = memory_tools(prefix + "{user_id}", engine=shared_hs)
+    recall, save, _ = memory_tools(prefix + "{user_id}", engine=shared_hs)
     agent = FunctionAgent(tools=[recall, save], llm=MockFunctionCallingLLMWithChatMemoryOfLastCall())
     ctx = Context(agent)
     with pytest.raises(InvalidInputError, match="user_id"):

@@ -1,5 +1,6 @@
 """Recall that stays cheap as memory grows (issue 11): snapshots follow the change log instead of being
-rebuilt, the vector index has a collection per namespace, and the keyword index scores like BM25Okapi.
+rebuilt, small namespaces share the vector index's pool collections and a large one has its own, and
+the keyword index scores like BM25Okapi.
 
 Speed is the benchmark's business (benchmarks/scale.py); these tests check that what the fast paths
 produce is what a full rebuild would, that another writer's memories are seen, and that the benchmark
@@ -9,7 +10,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -18,7 +21,7 @@ from rank_bm25 import BM25Okapi
 from hindsight_core import Hindsight
 from hindsight_core.recall.corpus import CorpusCache, VectorsFor
 from hindsight_core.recall.keyword import KeywordIndex, tokenize
-from hindsight_core.vectors.chroma import ChromaVectorIndex, collection_name
+from hindsight_core.vectors.chroma import ChromaVectorIndex, collection_name, pool_name
 
 ROOT = Path(__file__).resolve().parents[2]
 NS = "user:scale"
@@ -112,31 +115,132 @@ def test_another_writer_is_seen_through_the_change_log(tmp_path: Path, embedder)
         reader.close()
 
 
-def test_each_namespace_has_its_own_collection_and_a_legacy_layout_moves_over(tmp_path: Path) -> None:
+def _chroma(path: Path) -> Any:
     import chromadb
     from chromadb.config import Settings
 
-    client = chromadb.PersistentClient(path=str(tmp_path / "c"), settings=Settings(anonymized_telemetry=False))
+    return chromadb.PersistentClient(path=str(path), settings=Settings(anonymized_telemetry=False))
+
+
+def _names(client: Any) -> set[str]:
+    return {c.name for c in client.list_collections()}
+
+
+def test_small_namespaces_share_pools_and_a_legacy_layout_moves_over(tmp_path: Path) -> None:
+    client = _chroma(tmp_path / "c")
     legacy = client.get_or_create_collection("hindsight_episodic", embedding_function=None,
                                              metadata={"hnsw:space": "cosine"})
     rng = np.random.default_rng(1)
     vectors = rng.standard_normal((6, 8)).astype(np.float32)
     legacy.add(ids=[f"m{i}" for i in range(6)], embeddings=vectors,
                metadatas=[{"namespace": "a" if i < 4 else "b", "kind": "turn"} for i in range(6)])
-    index = ChromaVectorIndex(client=client)
+    index = ChromaVectorIndex(client=client, pools=1)  # one pool: "a" and "b" share it
     assert index.ids("a", "episodic") == {"m0", "m1", "m2", "m3"}
     assert index.ids("b", "episodic") == {"m4", "m5"}
-    assert "hindsight_episodic" not in {c.name for c in client.list_collections()}
+    assert _names(client) == {pool_name("hindsight", "a", "episodic", 1)}
     assert {h.memory_id for h in index.query("b", "episodic", vectors[0], 10)} == {"m4", "m5"}
+    assert [h.memory_id for h in index.query("a", "episodic", vectors[5], 10, kinds=["fact"])] == []
     assert index.query("nobody", "episodic", vectors[0], 10) == []
-    assert collection_name("hindsight", "nobody", "episodic") not in {c.name for c in client.list_collections()}
+    assert index.query("a", "semantic", vectors[0], 10) == [] and len(_names(client)) == 1  # nothing created
     index.delete("b", "episodic", ["m4"])
-    index.delete("a", "episodic", ["m4"])  # an id of another namespace: nothing of this one goes
+    index.delete("a", "episodic", ["m5"])  # an id of another namespace: nothing of this one goes
     assert index.ids("b", "episodic") == {"m5"} and index.ids("a", "episodic") == {"m0", "m1", "m2", "m3"}
     assert index.count("a", "episodic") == 4 and index.count_layer("episodic") == 5
     index.drop_namespace("a", ["episodic", "semantic"])  # a layer never written is no error
     assert index.ids("a", "episodic") == set() and index.count_layer("episodic") == 1
     assert index.ids("b", "episodic") == {"m5"}
+
+
+def test_many_small_namespaces_cost_a_fixed_number_of_collections(tmp_path: Path) -> None:
+    client = _chroma(tmp_path / "c")
+    index = ChromaVectorIndex(client=client, pools=4)
+    rng = np.random.default_rng(2)
+    centres = {f"user:{i}": rng.standard_normal(16).astype(np.float32) for i in range(40)}
+    for ns, centre in centres.items():
+        noise = 0.1 * rng.standard_normal((5, 16)).astype(np.float32)
+        index.upsert(ns, "episodic", [f"{ns}/{j}" for j in range(5)], centre + noise, ["turn"] * 5)
+    assert len(_names(client)) <= 4
+    for ns, centre in centres.items():  # every query answers from its namespace only, all of it
+        hits = index.query(ns, "episodic", centre, 50)
+        assert {h.memory_id for h in hits} == {f"{ns}/{j}" for j in range(5)}
+        assert index.count(ns, "episodic") == 5
+    assert index.count_layer("episodic") == 200
+
+
+def test_a_namespace_moves_to_its_own_collection_when_it_grows(tmp_path: Path, monkeypatch) -> None:
+    client = _chroma(tmp_path / "c")
+    index = ChromaVectorIndex(client=client, pools=1, own_collection_at=10)
+    other = ChromaVectorIndex(client=client, pools=1, own_collection_at=10)  # another process's view
+    rng = np.random.default_rng(3)
+    vectors = rng.standard_normal((12, 8)).astype(np.float32)
+    index.upsert("small", "episodic", ["s0"], vectors[:1], ["turn"])
+    index.upsert("big", "episodic", [f"b{i}" for i in range(9)], vectors[:9], ["turn"] * 9)
+    assert other.count("big", "episodic") == 9  # "other" has seen "big" pooled
+    own = collection_name("hindsight", "big", "episodic")
+    assert own not in _names(client)
+    index.upsert("big", "episodic", ["b9", "b10"], vectors[9:11], ["fact", "turn"])
+    assert own in _names(client)
+    assert client.get_collection(own).count() == 11
+    pool = client.get_collection(pool_name("hindsight", "big", "episodic", 1))
+    assert pool.get(include=[])["ids"] == ["s0"]  # the pool keeps the other namespace only
+    assert index.query("big", "episodic", vectors[10], 1)[0].memory_id == "b10"
+    assert [h.memory_id for h in index.query("big", "episodic", vectors[10], 5, kinds=["fact"])] == ["b9"]
+    assert index.ids("small", "episodic") == {"s0"}
+
+    other.upsert("big", "episodic", ["b11"], vectors[11:], ["turn"])  # before it looks again: to the pool
+    assert sorted(pool.get(include=[])["ids"]) == ["b11", "s0"]
+    monkeypatch.setattr("hindsight_core.vectors.chroma._RECHECK_S", 0.0)
+    assert other.query("big", "episodic", vectors[11], 1)[0].memory_id == "b11"  # it moved it over
+    assert pool.get(include=[])["ids"] == ["s0"]
+    assert index.ids("big", "episodic") == {f"b{i}" for i in range(12)}
+    other.delete("big", "episodic", ["b0"])
+    other.drop_namespace("small", ["episodic"])
+    assert index.count_layer("episodic") == 11 and index.count("big", "episodic") == 11
+
+
+def test_a_write_to_the_pool_while_another_thread_moves_the_namespace_is_moved_too(tmp_path: Path) -> None:
+    """A writer that found the namespace pooled can upsert to the pool after another thread moved it;
+    what it wrote must reach the namespace's own collection, where queries look."""
+    client = _chroma(tmp_path / "c")
+    index = ChromaVectorIndex(client=client, pools=1, own_collection_at=10)
+    vectors = np.random.default_rng(4).standard_normal((12, 8)).astype(np.float32)
+    index.upsert("grows", "episodic", [f"g{i}" for i in range(9)], vectors[:9], ["turn"] * 9)
+    pool = client.get_collection(pool_name("hindsight", "grows", "episodic", 1))
+    moved = threading.Event()
+
+    class HeldPool:  # the pool, with the late writer's upsert held until the namespace has moved
+        def __getattr__(self, name: str) -> Any:
+            return getattr(pool, name)
+
+        def upsert(self, ids: list[str], **kwargs: Any) -> None:
+            if ids == ["late"]:
+                moved.wait(10)
+            pool.upsert(ids=ids, **kwargs)
+
+    index._pool_handles[pool.name] = HeldPool()
+    late = threading.Thread(target=index.upsert, args=("grows", "episodic", ["late"], vectors[11:], ["turn"]))
+    late.start()
+    index.upsert("grows", "episodic", ["g9", "g10"], vectors[9:11], ["turn"] * 2)
+    assert collection_name("hindsight", "grows", "episodic") in _names(client)
+    moved.set()
+    late.join()
+    assert pool.count() == 0
+    assert index.query("grows", "episodic", vectors[11], 1)[0].memory_id == "late"
+    assert index.count("grows", "episodic") == 12
+
+
+def test_a_directory_with_a_collection_per_namespace_keeps_working(tmp_path: Path) -> None:
+    client = _chroma(tmp_path / "c")
+    name = collection_name("hindsight", "a", "episodic")
+    earlier = client.get_or_create_collection(name, embedding_function=None, metadata={
+        "hnsw:space": "cosine", "hindsight:namespace": "a", "hindsight:layer": "episodic"})
+    vectors = np.eye(3, dtype=np.float32)
+    earlier.add(ids=["m0", "m1"], embeddings=vectors[:2], metadatas=[{"namespace": "a", "kind": "turn"}] * 2)
+    index = ChromaVectorIndex(client=client)
+    index.upsert("a", "episodic", ["m2"], vectors[2:], ["turn"])
+    assert earlier.count() == 3 and _names(client) == {name}
+    assert index.query("a", "episodic", vectors[2], 1)[0].memory_id == "m2"
+    assert index.count_layer("episodic") == 3
 
 
 @pytest.mark.integration  # a real model, server or process, reached without a fixture

@@ -10,7 +10,6 @@ import numpy as np
 from hindsight_core.recall.budget import pack
 from hindsight_core.recall.floor import (
     LanguageBaselines,
-    is_cjk,
     keyword_coverage,
     memory_side_z,
     split_background,
@@ -19,6 +18,7 @@ from hindsight_core.recall.fusion import route, rrf, spread_to_neighbours
 from hindsight_core.recall.keyword import ENGLISH_STOPWORDS, KeywordIndex, tokenize
 from hindsight_core.recall.scoring import final_score
 from hindsight_core.recall.types import QueryAnalysis, RecallHit, TimeWindow
+from hindsight_core.text.script import is_cjk
 from hindsight_core.text.tokens import default_token_counter
 from hindsight_core.types import Activation, Memory
 

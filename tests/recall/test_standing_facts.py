@@ -51,13 +51,21 @@ def test_the_kinds_generalise_to_sentences_outside_the_examples(embedder: E5Embe
 
 def test_the_shipped_weights_are_todays_fit(embedder: E5Embedder, tmp_path: Path) -> None:
     """The default embedder's weights ship with the package (no examples embedded before the first
-    recall); they must be what fitting on today's examples gives, and stale ones are not used."""
+    recall); they must score sentences as fitting on today's examples does, and stale ones are not used.
+    Scores, not weights, are compared: the embedder's kernels differ by CPU (AVX2, AVX-512), which moves
+    its vectors, and so a fit's weights, by about 2% of their norm and its scores by about 0.01."""
     kinds = sentence_kinds.shipped(embedder)
     assert kinds is not None, "examples changed: run python -m hindsight_core.recall.sentence_kinds"
     fresh = sentence_kinds.fit(embedder, sentence_kinds.ALPHA)
-    for kind in ("request", "standing", "change"):
-        assert np.allclose(getattr(kinds, f"{kind}_weights"), getattr(fresh, f"{kind}_weights"), atol=1e-3)
-        assert abs(getattr(kinds, f"{kind}_bias") - getattr(fresh, f"{kind}_bias")) < 1e-3
+    queries = np.stack([embedder.embed_query(t) for t in (*sentence_kinds.REQUESTS, *sentence_kinds.NOT_REQUESTS,
+                                                           *HELD_OUT_REQUESTS, *HELD_OUT_QUESTIONS)])
+    shipped_requests = np.array([kinds.request(q) for q in queries])
+    assert np.abs(shipped_requests - np.array([fresh.request(q) for q in queries])).max() < 0.05
+    documents = embedder.embed_documents([*sentence_kinds.STANDING, *sentence_kinds.NOT_STANDING,
+                                          *sentence_kinds.CHANGES, *sentence_kinds.NOT_CHANGES,
+                                          *HELD_OUT_STATES, *HELD_OUT_EVENTS])
+    for kind in ("standing", "change"):
+        assert np.abs(getattr(kinds, kind)(documents) - getattr(fresh, kind)(documents)).max() < 0.05
     stale = json.loads(sentence_kinds.SHIPPED.read_text(encoding="utf-8")) | {"digest": "0" * 40}
     path = tmp_path / "sentence_kinds.json"
     path.write_text(json.dumps(stale), encoding="utf-8")

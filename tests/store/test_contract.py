@@ -34,6 +34,35 @@ def test_memories_round_trip_and_stay_in_their_namespace(store: RelationalStore)
     assert store.indexed_ids("user:a", "episodic") == ["m1"]
 
 
+def test_the_lifecycle_reads_select_what_the_sweep_acts_on(store: RelationalStore) -> None:
+    from hindsight_core.types import Activation
+
+    ts, day = NOW.timestamp(), 86_400.0
+    with store.transaction() as tx:
+        tx.insert_memories([
+            _memory("fresh", activation=Activation(log_base=0.0, ref_time=ts)),
+            _memory("faint", activation=Activation(log_base=-1.0, ref_time=ts - 40 * day)),
+            _memory("fainter", activation=Activation(log_base=-2.0, ref_time=ts - 40 * day)),
+            _memory("other", namespace="user:b", activation=Activation(log_base=-2.0, ref_time=ts - 40 * day)),
+            _memory("due", layer=Layer.SEMANTIC, expires_at=NOW),
+            _memory("later", layer=Layer.SEMANTIC, expires_at=datetime(2027, 1, 1, tzinfo=UTC)),
+            _memory("cold", status=Status.COLD, activation=Activation(log_base=-5.0, ref_time=ts - 200 * day)),
+            _memory("old", status=Status.SUPERSEDED, superseded_by="fresh"),
+        ])
+    faded = {"rate": 0.1, "at": ts, "cold_log": -3.0, "idle_s": 30 * day}
+    assert [m.id for m in store.fading("user:a", "episodic", **faded)] == ["fainter", "faint"]  # lowest first
+    assert {m.id for m in store.fading(None, "episodic", **faded)} == {"fainter", "faint", "other"}
+    assert [m.id for m in store.fading("user:a", "episodic", **faded, limit=1)] == ["fainter"]
+    assert [m.id for m in store.expired("user:a", ts)] == ["due"]
+    assert [m.id for m in store.cold_since(None, ts - 100 * day)] == ["cold"]
+    assert store.cold_since("user:b", ts) == []
+    assert [m.id for m in store.superseded_by_any("user:a", ["fresh", "faint"])] == ["old"]
+    assert store.superseded_by_any("user:b", ["fresh"]) == []
+    both = store.find_memories("user:a", layer=("episodic", "semantic"), status="active")
+    assert [m.id for m in both] == ["fresh", "faint", "fainter", "due", "later"]
+    assert store.find_memories("user:a", layer=()) == []
+
+
 def test_a_failed_transaction_changes_nothing(store: RelationalStore) -> None:
     with pytest.raises(RuntimeError), store.transaction() as tx:
         tx.insert_memories([_memory("m1")])

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-from hindsight_core.store import activation, jobs, recall_log, transcripts
+from hindsight_core.store import activation, demotions, jobs, recall_log, starting, transcripts
 from hindsight_core.store.erase import erased_among, purge_namespace
 from hindsight_core.store.sql import RelationalStore
 from hindsight_core.types import Edge, EdgeKind, Memory
@@ -39,6 +39,9 @@ def _fill(store: RelationalStore, namespace: str) -> list[str]:
         jobs.mark_consolidated(tx, namespace, ids[:1], None, 1.0)
         transcripts.write(tx, namespace, "chat", None, ['"hello"'], 1.0)
         tx.add_history(ids[0], namespace, "memory before", f"memory {ids[0]}", 1.0, "model", np.ones(4))
+        demotions.add(tx, ids[1], namespace, at=1.0, by="test", reason="not needed", log_base_before=0.0,
+                      ref_time_before=1.0, status_before="active")
+        assert starting.claim(tx, namespace, at=1.0, template="template")
     jobs.create(store, namespace, None, "manual", 1.0)
     return ids
 

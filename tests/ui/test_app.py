@@ -203,3 +203,16 @@ def test_a_failing_backend_is_a_page_saying_so(own_recorded: Recorded) -> None:
         own_recorded.engine.close()
         r = client.get(f"/memory/{own_recorded.allergy.id}")
         assert r.status_code == 503 and "EngineClosedError" in r.text
+
+
+def test_memory_page_shows_a_demotion_and_its_reinstatement(own_recorded: Recorded) -> None:
+    hs = own_recorded.engine
+    memory = own_recorded.other
+    with _client(own_recorded) as client:
+        assert "Never demoted." in client.get(f"/memory/{memory.id}").text
+        hs.demote(memory.id, reason="Bob moved away", by="agent:helper")
+        block = client.get(f"/memory/{memory.id}").text.split('id="demotions"', 1)[1].split("</ul>", 1)[0]
+        assert 'class="in-force"' in block and "Bob moved away" in block and "agent:helper" in block
+        hs.reinstate(memory.id)
+        block = client.get(f"/memory/{memory.id}").text.split('id="demotions"', 1)[1].split("</ul>", 1)[0]
+        assert 'class="reinstated"' in block and "reinstated" in block and "in force" not in block
