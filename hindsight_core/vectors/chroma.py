@@ -324,6 +324,14 @@ class ChromaVectorIndex:
         except Exception as exc:
             log.warning("vector index: moving %s's pooled %s entries failed: %s", namespace, layer, exc)
 
+    def _move_into(self, namespace: str, layer: str, own: Any, ids: list[str], vectors: np.ndarray,
+                   metadatas: list[Any]) -> None:
+        """Move the pool's entries into ``own``, and this write's batch whatever the pool's state: a pool
+        whose vectors cannot be read keeps its older entries (``reconcile`` writes what ``own`` lacks from
+        the store), but the batch being acknowledged must land where reads now look."""
+        self._move_pooled_readable(namespace, layer, own)
+        own.upsert(ids=ids, embeddings=vectors, metadatas=metadatas)
+
     def _write(self, namespace: str, layer: str, ids: list[str], vectors: np.ndarray, metadatas: list[Any]) -> None:
         """Upsert into wherever the namespace's entries are; a pooled namespace that reaches
         ``own_collection_at`` entries moves to a collection of its own."""
@@ -338,7 +346,7 @@ class ChromaVectorIndex:
         with self._lock:
             moved = self._collections.get(key)
             if moved is not None:  # another thread moved the namespace while this one wrote to the pool
-                self._move_pooled(namespace, layer, moved)
+                self._move_into(namespace, layer, moved, ids, vectors, metadatas)
                 return
             held = self._pooled.get(key)
             held = len(self._pool_ids(namespace, layer)) if held is None else held + len(ids)
@@ -351,7 +359,7 @@ class ChromaVectorIndex:
                 collection_name(self._prefix, namespace, layer), embedding_function=None,
                 metadata={"hnsw:space": "cosine", _NAMESPACE_KEY: namespace, _LAYER_KEY: layer},
             )
-            self._move_pooled(namespace, layer, own)
+            self._move_into(namespace, layer, own, ids, vectors, metadatas)
             self._collections[key] = own
             self._pooled.pop(key, None)
             self._pooled_since.pop(key, None)
