@@ -53,7 +53,7 @@ from hindsight_core.recall.fusion import (
 from hindsight_core.recall.keyword import tokenize
 from hindsight_core.recall.log import LogEntry, RecallRecorder
 from hindsight_core.recall.moments import Spread
-from hindsight_core.recall.profile import STATE, standing_kinds
+from hindsight_core.recall.profile import CONTENT_FREE, STATE, standing_kinds
 from hindsight_core.recall.rerank import Reranker, rerank
 from hindsight_core.recall.scoring import final_score
 from hindsight_core.recall.snapshot_file import SnapshotFiles
@@ -363,7 +363,9 @@ class RecallPipeline:
                             same_speaker=cfg.context_same_speaker_weight)
             at = dict(zip(rows.tolist(), combined.tolist(), strict=True))
             fused = {corpus.memories.id_at(i): at[i] for i in pool}
-        ordered = sorted(fused.items(), key=lambda kv: -kv[1])[: max(cfg.per_channel, k * 2)]
+        # a content-free turn ("thanks!", "好的") is never a candidate, however close its neighbours are
+        ordered = [(mid, score) for mid, score in sorted(fused.items(), key=lambda kv: -kv[1])
+                   if CONTENT_FREE not in corpus.standing[corpus.position[mid]]][: max(cfg.per_channel, k * 2)]
         # the candidates' rows: the snapshot's, current as of this recall's change-log seek, with the
         # activation that reinforcement moved since (a memory deleted since the seek is dropped)
         held = corpus.memories.many([corpus.position[mid] for mid, _ in ordered])
@@ -753,7 +755,8 @@ class RecallPipeline:
         """The standing-fact kinds of memories being added to a snapshot (``CorpusCache``)."""
         if not memories:
             return []
-        return standing_kinds(memories, sentence_kinds.for_embedder(self.embedder).standing(vectors))
+        kinds = sentence_kinds.for_embedder(self.embedder)
+        return standing_kinds(memories, kinds.standing(vectors), kinds.content_free(vectors))
 
     def _live(
         self, ordered: list[tuple[str, float]], fresh: dict[str, Memory], namespace: str

@@ -19,15 +19,25 @@ from hindsight_core.types import AGENT_ROLES, Layer, Memory
 
 #: The one kind of standing fact (``Corpus.standing_index`` is keyed by kind).
 STATE = "state"
+#: A turn with nothing to recall: thanks, greetings, acknowledgements (``SentenceKinds.content_free``). It
+#: stays in the transcript and is never a recall candidate; kept beside ``STATE`` so a snapshot holds both.
+CONTENT_FREE = "content_free"
 
 #: The first person in English and Chinese: grammar, a closed class, not a topic list.
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i’m|i've|i'd|i'll|me|my|mine|myself)\b|我", re.IGNORECASE)
 
 
-def standing_kinds(memories: Sequence[Memory], scores: np.ndarray) -> list[tuple[str, ...]]:
-    """For each memory, the kinds of standing fact it states: ``(STATE,)`` or none. ``scores`` are the
-    standing-state classifier's (``SentenceKinds.standing``) for the memories' vectors."""
-    return [(STATE,) if _states(m, float(s)) else () for m, s in zip(memories, scores, strict=True)]
+def standing_kinds(memories: Sequence[Memory], scores: np.ndarray, content_free: np.ndarray) -> list[tuple[str, ...]]:
+    """For each memory, its kind: ``(STATE,)`` for a standing fact, ``(CONTENT_FREE,)`` for a turn that
+    says nothing to recall, or none. ``scores`` are the standing-state classifier's and ``content_free``
+    the content-free classifier's (``SentenceKinds``) for the memories' vectors."""
+    out: list[tuple[str, ...]] = []
+    for m, s, free in zip(memories, scores, content_free, strict=True):
+        if m.layer == Layer.EPISODIC and float(free) > 0.0:
+            out.append((CONTENT_FREE,))
+        else:
+            out.append((STATE,) if _states(m, float(s)) else ())
+    return out
 
 
 def _states(memory: Memory, score: float) -> bool:

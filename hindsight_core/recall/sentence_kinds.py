@@ -350,10 +350,165 @@ NOT_CHANGES: tuple[str, ...] = (
 )
 
 
+#: Content-free turns: acknowledgements, thanks, greetings, farewells, laughter and pleasantries, the
+#: turns a conversation needs and a prompt never does. Judged by meaning, so any wording of these acts
+#: counts, in either language.
+CONTENT_FREE: tuple[str, ...] = (
+    "ok",
+    "Okay!",
+    "k thx",
+    "Thanks a lot!",
+    "Thank you, that's great.",
+    "Cheers mate",
+    "Got it.",
+    "Understood.",
+    "Sounds good!",
+    "Perfect, thanks!",
+    "Great, thank you!",
+    "Cool cool",
+    "haha",
+    "lmao",
+    "hehe nice",
+    "Nice one!",
+    "Hi there!",
+    "Hello!",
+    "Hey, how's it going?",
+    "Good morning!",
+    "Bye!",
+    "Talk to you later.",
+    "See you tomorrow!",
+    "Goodnight!",
+    "Take care!",
+    "You're welcome!",
+    "No problem at all.",
+    "My pleasure, happy to help!",
+    "Glad I could help.",
+    "Have a great day!",
+    "Enjoy!",
+    "Good luck!",
+    "Fair enough.",
+    "Right, makes sense.",
+    "Yep.",
+    "Sure.",
+    "Awesome!",
+    "I see.",
+    "Oh wow.",
+    "Hmm okay",
+    "Will do!",
+    "Appreciate it!",
+    "What can I do for you?",
+    "Hi! What can I help you with?",
+    "Anything else I can help with?",
+    "Good luck with the interview!",
+    "Have a safe flight!",
+    "okie dokie",
+    "ta",
+    "Congrats!",
+    "Hey, welcome back!",
+    "Thanks, that was helpful!",
+    "Okay, sounds good.",
+    "Thanks, that helps!",
+    "Sounds great, see you then.",
+    "好的",
+    "好的好的",
+    "收到",
+    "嗯嗯",
+    "嗯",
+    "哈哈哈",
+    "谢谢！",
+    "谢谢你啦",
+    "多谢",
+    "太好了，谢谢！",
+    "没问题",
+    "知道了",
+    "懂了",
+    "行",
+    "可以可以",
+    "你好！",
+    "在吗？",
+    "早上好！",
+    "晚安",
+    "拜拜",
+    "再见！",
+    "回头聊",
+    "不客气！",
+    "应该的，随时找我。",
+    "祝你玩得开心！",
+    "加油！",
+    "辛苦了",
+    "哇，厉害",
+    "原来如此",
+    "好滴",
+    "有什么可以帮你的吗？",
+    "您好，请问需要什么帮助？",
+    "还有别的需要吗？",
+    "祝考试顺利！",
+    "祝旅途愉快！",
+    "恭喜恭喜！",
+    "欢迎回来！",
+    "谢谢，很有帮助！",
+    "好的，没问题。",
+    "谢谢，很有用！",
+)
+
+#: Short turns that carry content: an answer, a name, a place, a number, a code. A reply is measured
+#: with what it answers, so it must not read as small talk for being short.
+SHORT_CONTENT: tuple[str, ...] = (
+    "Kowalski.",
+    "Porto.",
+    "Room 412.",
+    "B7-113",
+    "About 700 euros.",
+    "Tuesday at 3.",
+    "Two kids, 5 and 8.",
+    "Gluten.",
+    "A golden retriever.",
+    "Blue, always blue.",
+    "Third floor, no lift.",
+    "Seat 14C.",
+    "My sister, Inês.",
+    "Python and Go.",
+    "In March.",
+    "Mostly night shifts.",
+    "Penicillin.",
+    "Flight TP 1352.",
+    "成都",
+    "王建国",
+    "三楼",
+    "两个孩子",
+    "八百块左右",
+    "下周三",
+    "青霉素",
+    "一只柯基",
+    "A座1203",
+    "夜班",
+    "地铁二号线",
+    "海鲜过敏",
+    "Got it, no dairy.",
+    "OK, window seat then.",
+    "Noted: the deadline is Friday.",
+    "She reads lips quite well.",
+    "He works nights too.",
+    "It's about two hours by train.",
+    "Keep the receipt and it's fine.",
+    "Sitting near the front will help.",
+    "好的，不要洋葱，记住了。",
+    "好的，周五前交。",
+    "提前预约就可以。",
+    "他也会手语。",
+    "那就好，我以为要排很久。",
+    "坐前排会好一些。",
+    "It means acting before it is too late.",
+    "A quick estimate from rough numbers.",
+    "意思是坏事也可能变成好事。",
+    "一种用来估算的粗略方法。",
+)
+
+
 @dataclass(frozen=True)
 class SentenceKinds:
-    """The classifiers for one embedder: ``request(query_vector)``, ``standing(vectors)`` and
-    ``change(vectors)`` return a signed score (positive: of the kind)."""
+    """The classifiers for one embedder: ``request(query_vector)``, ``standing(vectors)``,
+    ``change(vectors)`` and ``content_free(vectors)`` return a signed score (positive: of the kind)."""
 
     request_weights: np.ndarray
     request_bias: float
@@ -361,6 +516,8 @@ class SentenceKinds:
     standing_bias: float
     change_weights: np.ndarray
     change_bias: float
+    content_free_weights: np.ndarray
+    content_free_bias: float
 
     def request(self, query_vector: np.ndarray) -> float:
         return float(query_vector @ self.request_weights + self.request_bias)
@@ -370,6 +527,9 @@ class SentenceKinds:
 
     def change(self, vectors: np.ndarray) -> np.ndarray:
         return np.asarray(vectors @ self.change_weights + self.change_bias, dtype=np.float32)
+
+    def content_free(self, vectors: np.ndarray) -> np.ndarray:
+        return np.asarray(vectors @ self.content_free_weights + self.content_free_bias, dtype=np.float32)
 
 
 def _ridge(positive: np.ndarray, negative: np.ndarray, alpha: float) -> tuple[np.ndarray, float]:
@@ -389,11 +549,18 @@ def fit(embedder: Embedder, alpha: float) -> SentenceKinds:
     documents = embedder.embed_documents([*STANDING, *NOT_STANDING, *CHANGES, *NOT_CHANGES])
     standing, statements = len(STANDING), len(STANDING) + len(NOT_STANDING)
     changes = documents[statements: statements + len(CHANGES)]
+    # content-free against every other example as the memory it would be stored as: statements, questions,
+    # requests and short answers (the small talk among the other kinds' examples is content-free too)
+    free = embedder.embed_documents(list(CONTENT_FREE))
+    content = embedder.embed_documents(
+        [t for t in dict.fromkeys((*STANDING, *NOT_STANDING, *CHANGES, *NOT_CHANGES, *REQUESTS, *NOT_REQUESTS,
+                                   *SHORT_CONTENT)) if t not in CONTENT_FREE])
     request_w, request_b = _ridge(queries[: len(REQUESTS)], queries[len(REQUESTS):], alpha)
     standing_w, standing_b = _ridge(documents[:standing], documents[standing:statements], alpha)
     change_w, change_b = _ridge(changes, np.vstack([documents[:statements], documents[statements + len(CHANGES):]]),
                                 alpha)
-    return SentenceKinds(request_w, request_b, standing_w, standing_b, change_w, change_b)
+    free_w, free_b = _ridge(free, content, alpha)
+    return SentenceKinds(request_w, request_b, standing_w, standing_b, change_w, change_b, free_w, free_b)
 
 
 #: Weights fitted for the default embedder, shipped so that a process does not embed the examples
@@ -408,7 +575,8 @@ _lock = threading.Lock()
 
 def examples_digest() -> str:
     """Identifies the labelled examples and the penalty the weights were fitted with."""
-    text = json.dumps([REQUESTS, NOT_REQUESTS, STANDING, NOT_STANDING, CHANGES, NOT_CHANGES, ALPHA],
+    text = json.dumps([REQUESTS, NOT_REQUESTS, STANDING, NOT_STANDING, CHANGES, NOT_CHANGES, CONTENT_FREE,
+                       SHORT_CONTENT, ALPHA],
                       ensure_ascii=False)
     return hashlib.sha1(text.encode()).hexdigest()
 
@@ -425,7 +593,8 @@ def shipped(embedder: Embedder) -> SentenceKinds | None:
         return np.asarray(saved[f"{kind}_weights"], dtype=np.float32)
 
     return SentenceKinds(weights("request"), float(saved["request_bias"]), weights("standing"),
-                         float(saved["standing_bias"]), weights("change"), float(saved["change_bias"]))
+                         float(saved["standing_bias"]), weights("change"), float(saved["change_bias"]),
+                         weights("content_free"), float(saved["content_free_bias"]))
 
 
 def for_embedder(embedder: Embedder) -> SentenceKinds:
@@ -441,7 +610,7 @@ def for_embedder(embedder: Embedder) -> SentenceKinds:
 def save(embedder: Embedder, path: Path = SHIPPED) -> SentenceKinds:
     kinds = fit(embedder, ALPHA)
     saved: dict[str, object] = {"embedder": embedder.name, "dim": embedder.dim, "digest": examples_digest()}
-    for kind in ("request", "standing", "change"):
+    for kind in ("request", "standing", "change", "content_free"):
         saved[f"{kind}_weights"] = [round(float(v), 7) for v in getattr(kinds, f"{kind}_weights")]
         saved[f"{kind}_bias"] = getattr(kinds, f"{kind}_bias")
     path.write_text(json.dumps(saved) + "\n", encoding="utf-8")

@@ -16,7 +16,7 @@ import pytest
 from hindsight_core import Hindsight
 from hindsight_core.embeddings.e5 import E5Embedder
 from hindsight_core.recall import sentence_kinds
-from hindsight_core.recall.profile import STATE, standing_kinds
+from hindsight_core.recall.profile import CONTENT_FREE, STATE, standing_kinds
 from hindsight_core.types import Layer, Memory
 
 from ..conftest import FixedClock
@@ -63,8 +63,9 @@ def test_the_shipped_weights_are_todays_fit(embedder: E5Embedder, tmp_path: Path
     assert np.abs(shipped_requests - np.array([fresh.request(q) for q in queries])).max() < 0.05
     documents = embedder.embed_documents([*sentence_kinds.STANDING, *sentence_kinds.NOT_STANDING,
                                           *sentence_kinds.CHANGES, *sentence_kinds.NOT_CHANGES,
+                                          *sentence_kinds.CONTENT_FREE, *sentence_kinds.SHORT_CONTENT,
                                           *HELD_OUT_STATES, *HELD_OUT_EVENTS])
-    for kind in ("standing", "change"):
+    for kind in ("standing", "change", "content_free"):
         assert np.abs(getattr(kinds, kind)(documents) - getattr(fresh, kind)(documents)).max() < 0.05
     stale = json.loads(sentence_kinds.SHIPPED.read_text(encoding="utf-8")) | {"digest": "0" * 40}
     path = tmp_path / "sentence_kinds.json"
@@ -95,7 +96,10 @@ def test_a_standing_fact_is_a_persons_own_state() -> None:
         memory("I'm allergic to kiwi, really."),
     ]
     scores = np.array([1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, -0.1])
-    assert standing_kinds(memories, scores) == [(STATE,), (), (STATE,), (), (STATE,), (), (STATE,), ()]
+    assert standing_kinds(memories, scores, -np.ones(8)) == [(STATE,), (), (STATE,), (), (STATE,), (), (STATE,), ()]
+    # a content-free turn is that and nothing else; a distilled fact never is one
+    free = np.array([1.0, -1.0, -1.0, -1.0, 1.0, -1.0, -1.0, -1.0])
+    assert standing_kinds(memories, scores, free)[:5] == [(CONTENT_FREE,), (), (STATE,), (), (STATE,)]
 
 
 @pytest.fixture

@@ -1,0 +1,56 @@
+"""Content-free turns (sentence_kinds.py, ``SentenceKinds.content_free``): thanks, greetings and
+acknowledgements, in any wording and either language, are kept in the transcript and never injected; a
+short reply that carries content ("Hill", "绵阳", "H3-215") is recalled like any other turn.
+
+The sentences below are not among the classifier's training examples."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hindsight_core import Hindsight
+from hindsight_core.embeddings.e5 import E5Embedder
+from hindsight_core.recall import sentence_kinds
+
+from ..conftest import FixedClock
+
+HELD_OUT_FREE = ["Thanks so much, bye for now!", "好嘞，谢谢", "Alright, cool.", "哈哈好的", "See you next week!",
+                 "Much obliged.", "Noted.", "thx!", "嗯嗯好", "Great, talk soon."]
+HELD_OUT_CONTENT = ["Hill.", "绵阳", "H3-215", "Max 900 dollars.", "I'm allergic to peanuts.", "我住在杭州。",
+                    "Budget is 3000 euros for Rome.", "Yes, two cats.", "周五下午三点", "Dr. Patel."]
+
+
+def test_content_free_by_meaning_outside_the_examples(embedder: E5Embedder) -> None:
+    kinds = sentence_kinds.for_embedder(embedder)
+    assert not set(HELD_OUT_FREE + HELD_OUT_CONTENT) & set(sentence_kinds.CONTENT_FREE + sentence_kinds.SHORT_CONTENT)
+    free = kinds.content_free(embedder.embed_documents(HELD_OUT_FREE))
+    content = kinds.content_free(embedder.embed_documents(HELD_OUT_CONTENT))
+    assert (free > 0).all(), dict(zip(HELD_OUT_FREE, np.round(free, 2), strict=True))
+    assert (content < 0).all(), dict(zip(HELD_OUT_CONTENT, np.round(content, 2), strict=True))
+
+
+def test_small_talk_is_kept_but_never_injected(engine: Hindsight, clock: FixedClock) -> None:
+    turns = [
+        ("user", "Hi!"),
+        ("assistant", "Hello! How can I help today?"),
+        ("user", "I'm planning a trip to Rome, my budget is 3000 euros."),
+        ("assistant", "Lovely, Rome in spring is great."),
+        ("assistant", "For the booking: what's your mother's maiden name?"),
+        ("user", "Hill"),
+        ("user", "Thanks so much, bye for now!"),
+        ("assistant", "Anytime, have a good one!"),
+        ("user", "好嘞，谢谢"),
+    ]
+    for role, text in turns:
+        engine.record(text, "user:t", session_id="s1", role=role)
+        clock.advance(minutes=1)
+    clock.advance(days=2)
+    small_talk = ["Thanks so much", "have a good one", "好嘞", '"Hi!"', "How can I help"]
+    budget = engine.recall("What was my budget for Rome?", "user:t", session_id="s2").to_prompt()
+    assert "3000 euros" in budget
+    assert not [s for s in small_talk if s in budget], budget
+    maiden = engine.recall("What's my mother's maiden name?", "user:t", session_id="s2").to_prompt()
+    assert '"Hill"' in maiden  # a short reply with content is recalled
+    assert not [s for s in small_talk if s in maiden], maiden
+    # kept where it was said: the transcript holds every turn
+    assert {m.content for m in engine.find("user:t")} >= {text for _, text in turns}
