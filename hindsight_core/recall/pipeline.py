@@ -57,7 +57,7 @@ from hindsight_core.recall.profile import CONTENT_FREE, STATE, standing_kinds
 from hindsight_core.recall.rerank import Reranker, rerank
 from hindsight_core.recall.scoring import final_score
 from hindsight_core.recall.snapshot_file import SnapshotFiles
-from hindsight_core.recall.supersede import Update, asks_for_current_value, find_updates, hand_over
+from hindsight_core.recall.supersede import Update, about_the_present, find_updates, hand_over
 from hindsight_core.recall.trace import FinalScore, FloorDecision, RecallTrace, TraceCandidate
 from hindsight_core.recall.types import Conflict, QueryAnalysis, RecallHit, RecallResult, render_hit
 from hindsight_core.store import demotions
@@ -621,10 +621,11 @@ class RecallPipeline:
         self, query: str, ordered: Sequence[tuple[str, float]], kept: set[str], fresh: dict[str, Memory],
         corpus: Corpus, english: np.ndarray, chinese: np.ndarray,
     ) -> list[Update]:
-        """Kept candidates that a newer candidate updates (supersede.py); only for a question about the
-        present (a question about the past asks for the old value, a request presupposes what it names)."""
+        """Kept candidates (and the agent's echoes of them) that a newer candidate updates (supersede.py);
+        only for a query about the present (a question about the past asks for the old value)."""
         cfg = self.config.recall
-        if cfg.supersede_z is None or len(kept) == 0 or not asks_for_current_value(query):
+        bar = cfg.supersede_z
+        if bar is None or len(kept) == 0 or not about_the_present(query):
             return []
 
         vector, terms, spread = _snapshot_lookups(corpus, english, chinese, self._spreads)
@@ -636,6 +637,8 @@ class RecallPipeline:
         nearest_of: dict[tuple[str, bool], str | None] = {}
 
         def nearest(mid: str, later: bool) -> str | None:
+            """The closest memory on one side in time, among those of other conversations: only those can
+            be an update (supersede.is_update), and the agent's echo in the same one is not a rival."""
             if (mid, later) not in nearest_of:
                 i = corpus.position.get(mid)
                 found = None
@@ -643,10 +646,28 @@ class RecallPipeline:
                     sims = corpus.vectors @ corpus.vectors[i]
                     side = corpus.occurred > corpus.occurred[i] if later else corpus.occurred < corpus.occurred[i]
                     sims = np.where(side & (sims < 0.9999), sims, -2.0)  # exact repeats are not another value
-                    j = int(np.argmax(sims))
-                    found = corpus.memories.id_at(j) if sims[j] > -2.0 else None
+                    session = corpus.memories.session_at(i)
+                    for j in np.argsort(-sims, kind="stable"):
+                        if sims[j] <= -2.0:
+                            break
+                        if session is None or corpus.memories.session_at(int(j)) != session:
+                            found = corpus.memories.id_at(int(j))
+                            break
                 nearest_of[(mid, later)] = found
             return nearest_of[(mid, later)]
+
+        def echoes(mid: str) -> list[str]:
+            """The next turn when another speaker said it about the same attribute (the agent repeating a
+            value back): it goes where the statement goes."""
+            i = corpus.position.get(mid)
+            if i is None or (j := int(corpus.following[i])) < 0 or not corpus.reply[j]:
+                return []
+            u, v = corpus.vectors[i], corpus.vectors[j]
+            echo = corpus.memories.id_at(j)
+            said = fresh[mid] if mid in fresh else corpus.memories.many([i])[0]
+            repeated = fresh[echo] if echo in fresh else corpus.memories.many([j])[0]
+            z = (pair_z(u, v, said.content) + pair_z(v, u, repeated.content)) / 2
+            return [echo] if z >= bar else []
 
         kinds = sentence_kinds.for_embedder(self.embedder)
 
@@ -654,8 +675,9 @@ class RecallPipeline:
             return bool(kinds.change(v[None, :])[0] > 0.0)
 
         return find_updates(ordered, kept, fresh, vector=vector, pair_z=pair_z, terms=terms,
-                            idf=corpus.keyword.smooth_idf, bar=cfg.supersede_z, repeat_overlap=cfg.collapse_overlap,
-                            nearest=nearest, changes=states_a_change if cfg.supersede_needs_change else None)
+                            idf=corpus.keyword.smooth_idf, bar=bar, repeat_overlap=cfg.collapse_overlap,
+                            nearest=nearest, changes=states_a_change if cfg.supersede_needs_change else None,
+                            echoes=echoes)
 
     def _starting_yields(
         self, ordered: Sequence[tuple[str, float]], kept: set[str], fresh: dict[str, Memory], corpus: Corpus,

@@ -26,12 +26,14 @@ tells an update from an unrelated statement; these signals do, each general:
   conversation ("I'm allergic to peanuts … I'm also allergic to shellfish") add up; the same attribute
   restated in a later conversation is the user's state as it is now.
 
-And it applies only to a *question about the present*. A question in the grammar of the past ("where
-did I live in January?", "我以前住在哪") asks for the old value (``analysis.speaks_of_the_past``). A
-request is not a question for a value: "suggest a dinner for my vegan diet" presupposes what it names,
-and recorded in a later session it must not pass for an update of "I am vegan" (the two are as close
-as an update and share as few rare words); the question form (a question mark, or a question about the
-user, ``analysis.is_about_user``) is grammar, not vocabulary.
+And it applies only to a query about the present. A question in the grammar of the past ("where did I
+live in January?", "我以前住在哪") asks for the old value (``analysis.speaks_of_the_past``); a question
+or a request about now gets the current value only ("book me a spin class" after the workout time
+moved). A request *recorded* in a later session ("suggest a dinner for my vegan diet" after "I am
+vegan") is no update: it states no change.
+
+The agent's echo of the older value ("25,000 dollars, noted.", the next turn, by another speaker, about
+the same attribute) goes where the older one goes.
 
 The older one hands its place to the newer one (which may not have cleared the floor on its own: "I
 moved to Berlin last month" is far from "where do I live now?" on its face), exactly as a memory that
@@ -44,7 +46,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hindsight_core.recall.analysis import is_about_user, speaks_of_the_past
+from hindsight_core.recall.analysis import speaks_of_the_past
 from hindsight_core.recall.collapse import weighted_overlap
 from hindsight_core.types import Memory
 
@@ -57,10 +59,9 @@ class Update:
     newer: str
 
 
-def asks_for_current_value(query: str) -> bool:
-    """A question (not a request), not in the grammar of the past."""
-    question = query.rstrip().endswith(("?", "？")) or is_about_user(query)
-    return question and not speaks_of_the_past(query)
+def about_the_present(query: str) -> bool:
+    """A question or a request, not in the grammar of the past."""
+    return not speaks_of_the_past(query)
 
 
 def is_update(
@@ -89,13 +90,16 @@ def find_updates(
     repeat_overlap: float,
     nearest: Callable[[str, bool], str | None],
     changes: Callable[[np.ndarray], bool] | None = None,
+    echoes: Callable[[str], list[str]] | None = None,
 ) -> list[Update]:
     """The kept candidates that a newer candidate of ``ordered`` updates, each with its newest update.
 
     Only kept memories can be superseded (an older value that did not reach the floor is not shown
     anyway); the newer one may be any candidate the query reached. ``nearest(id, later)`` is the memory
     of the namespace closest to ``id`` among those after it (``later``) or before it (not an exact
-    repeat of it). ``changes(vector)``, when given, must hold for the newer one: it states a change."""
+    repeat of it). ``changes(vector)``, when given, must hold for the newer one: it states a change.
+    ``echoes(id)``, when given, names the turns that repeated a memory back (the agent's "25,000, noted."):
+    a kept echo of an updated memory is updated with it, whether or not the memory itself was kept."""
     ids = [mid for mid, _ in ordered if mid in memories]
     by_time = sorted(ids, key=lambda mid: memories[mid].occurred_at)
     successor: dict[str, str] = {}
@@ -123,15 +127,23 @@ def find_updates(
         back = nearest(target, False)  # the target's closest earlier: this one, or a link of its chain
         if back == old_id or (back is not None and successor.get(back) == target):
             successor[old_id] = target
-    updates: list[Update] = []
-    for old_id in ids:
-        if old_id not in kept or old_id not in successor:
-            continue
+    def newest_of(old_id: str) -> str:
         newest, seen = successor[old_id], {old_id}
         while newest in successor and newest not in seen:
             seen.add(newest)
             newest = successor[newest]
-        updates.append(Update(older=old_id, newer=newest))
+        return newest
+
+    updates = [Update(older=old_id, newer=newest_of(old_id)) for old_id in ids
+               if old_id in kept and old_id in successor]
+    if echoes is not None:
+        hidden = {u.older for u in updates}
+        for old_id in (mid for mid in ids if mid in successor):
+            newest = newest_of(old_id)
+            for echo in echoes(old_id):
+                if echo in kept and echo not in hidden and echo != newest:
+                    hidden.add(echo)
+                    updates.append(Update(older=echo, newer=newest))
     return updates
 
 
