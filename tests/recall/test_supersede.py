@@ -132,3 +132,26 @@ def test_a_later_statement_that_changes_nothing_is_not_an_update(engine: Hindsig
     res = engine.recall("Where do I live?", "u:sister", k=3, now=APR)
     assert "Munich" not in res.to_prompt()
     assert [c.superseded.content for c in res.conflicts] == ["I live in Munich, near the English Garden."]
+
+
+def test_the_agents_echo_of_the_old_value_goes_with_it(engine: Hindsight) -> None:
+    """The agent repeating the old value back ("4,000 euros, noted.") is shown for no question once the
+    user changed it: it goes where the statement it echoed goes, and the agent's echo of the new value
+    may stay."""
+    record_session(engine, "u:echo", "s1", JAN, [("user", "The renovation budget is 4,000 euros."),
+                                                  ("assistant", "4,000 euros, noted."), *FILLER])
+    record_session(engine, "u:echo", "s2", MAR, [("user", "We had to raise the renovation budget to 6,500 euros."),
+                                                  ("assistant", "Got it, 6,500 euros."), *FILLER])
+    res = engine.recall("What is my renovation budget?", "u:echo", k=5, now=APR)
+    prompt = res.to_prompt()
+    assert "6,500" in prompt and "4,000" not in prompt, prompt
+    assert {c.superseded.content for c in res.conflicts} >= {"The renovation budget is 4,000 euros."}
+
+
+def test_a_request_gets_the_current_value_only(engine: Hindsight) -> None:
+    """A request is about now as much as a question is: a seat booked after the preference changed."""
+    _two_sessions(engine, "u:request", "I only take window seats on trains, I like the view.",
+                  "I switched to aisle seats on trains, it's easier with my bad knee.")
+    res = engine.recall("Book me a train seat to Lyon for Friday.", "u:request", k=5, now=APR)
+    prompt = res.to_prompt()
+    assert "aisle" in prompt and "window" not in prompt, prompt
