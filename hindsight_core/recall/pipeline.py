@@ -365,7 +365,7 @@ class RecallPipeline:
             fused = {corpus.memories.id_at(i): at[i] for i in pool}
         # a content-free turn ("thanks!", "好的") is never a candidate, however close its neighbours are
         ordered = [(mid, score) for mid, score in sorted(fused.items(), key=lambda kv: -kv[1])
-                   if CONTENT_FREE not in corpus.standing[corpus.position[mid]]][: max(cfg.per_channel, k * 2)]
+                   if not self._content_free(corpus, corpus.position[mid])][: max(cfg.per_channel, k * 2)]
         # the candidates' rows: the snapshot's, current as of this recall's change-log seek, with the
         # activation that reinforcement moved since (a memory deleted since the seek is dropped)
         held = corpus.memories.many([corpus.position[mid] for mid, _ in ordered])
@@ -767,6 +767,11 @@ class RecallPipeline:
             memory_side = memory_side_z(sims, vectors, english)
         z = np.where(same, (query_side + memory_side) / 2.0, query_side - cfg.floor_cross_lingual_offset)
         return {mid: float(v) for mid, v in zip([*inside, *outside], z, strict=True)}
+
+    def _content_free(self, corpus: Corpus, i: int) -> bool:
+        """Small talk: flagged by its kind (profile.CONTENT_FREE) and a few words long."""
+        return (CONTENT_FREE in corpus.standing[i]
+                and len(corpus.keyword.terms[i]) <= self.config.recall.content_free_terms)
 
     def _requested(self, query_vector: np.ndarray) -> set[str]:
         """The standing-fact kinds a query asks to be offered: ``{STATE}`` for a request (profile.py)."""

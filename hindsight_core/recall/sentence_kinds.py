@@ -387,6 +387,8 @@ CONTENT_FREE: tuple[str, ...] = (
     "Bye!",
     "Talk to you later.",
     "See you tomorrow!",
+    "Catch you later!",
+    "See you on Monday then.",
     "Goodnight!",
     "Take care!",
     "You're welcome!",
@@ -479,6 +481,11 @@ CONTENT_FREE: tuple[str, ...] = (
 #: Short turns that carry content: an answer, a name, a place, a number, a code. A reply is measured
 #: with what it answers, so it must not read as small talk for being short.
 SHORT_CONTENT: tuple[str, ...] = (
+    "Goodnight Moon",
+    "Bye Bye Birdie",
+    "Thank You, Next",
+    "Hi-Fi Rush",
+    "《你好，李焕英》",
     "Kowalski.",
     "Nakamura",
     "Okafor",
