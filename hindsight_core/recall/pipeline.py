@@ -647,12 +647,11 @@ class RecallPipeline:
                     side = corpus.occurred > corpus.occurred[i] if later else corpus.occurred < corpus.occurred[i]
                     sims = np.where(side & (sims < 0.9999), sims, -2.0)  # exact repeats are not another value
                     session = corpus.memories.session_at(i)
-                    for j in np.argsort(-sims, kind="stable"):
-                        if sims[j] <= -2.0:
+                    while (j := int(np.argmax(sims))) >= 0 and sims[j] > -2.0:  # a pass per same-session turn
+                        if session is None or corpus.memories.session_at(j) != session:
+                            found = corpus.memories.id_at(j)
                             break
-                        if session is None or corpus.memories.session_at(int(j)) != session:
-                            found = corpus.memories.id_at(int(j))
-                            break
+                        sims[j] = -2.0
                 nearest_of[(mid, later)] = found
             return nearest_of[(mid, later)]
 
