@@ -560,6 +560,19 @@ class Hindsight:
         archive instead); an unknown id :class:`MemoryNotFoundError`."""
         return self._lifecycle.reinstate(memory_id, namespace=namespace)
 
+    def pin(self, memory_id: str, *, namespace: str | None = None) -> Memory:
+        """Keep a memory for good: a pinned memory never fades out (the sweep neither cools nor archives
+        it), for what must not go cold while it holds, such as an allergy or a standing instruction. A
+        memory the sweep had cooled is active again. It still ranks by relevance like any other; it is
+        not forced into every prompt. An unknown id (or one of another namespace than ``namespace``)
+        raises :class:`MemoryNotFoundError`, an archived one :class:`MemoryArchivedError` (``restore``
+        it first). Sets ``Memory.pinned`` (``metadata["pinned"]``); returns the memory as stored."""
+        return self._lifecycle.pin(memory_id, namespace=namespace, pinned=True)
+
+    def unpin(self, memory_id: str, *, namespace: str | None = None) -> Memory:
+        """Undo ``pin``: the memory fades from its current activation like any other."""
+        return self._lifecycle.pin(memory_id, namespace=namespace, pinned=False)
+
     def _erase(self, namespace: str, seeds: Sequence[str], *, archived: bool = False) -> list[str]:
         """One unit of work: the store erases, recall drops what it buffered of the ids; then the sensory
         entries go."""
@@ -649,7 +662,7 @@ class Hindsight:
         ``cold_log_activation`` after ``cold_idle_days`` idle become cold (out of the indexes, kept in the
         store); cold memories idle past ``archive_after_days`` go to the namespace's JSONL archive and are
         deleted. Idle time runs from the last reinforcement (``activation.ref_time``). Memories whose
-        metadata sets ``"pinned": true`` (key/value items an application reads back by key) never fade out.
+        metadata sets ``"pinned": true`` (``pin``; key/value items an application reads back by key) never fade out.
 
         ``dry_run=True`` computes the same report (ids, counts, archive files) and writes nothing: it is
         what a real sweep at ``now`` would do. ``progress`` counts the steps (and the namespaces archived)."""
@@ -800,6 +813,8 @@ class Hindsight:
     aforget = _twin(forget)
     ademote = _twin(demote)
     areinstate = _twin(reinstate)
+    apin = _twin(pin)
+    aunpin = _twin(unpin)
     aforget_namespace = _twin(forget_namespace)
     aconsolidate = _twin(consolidate)
     aend_session = _twin(end_session)

@@ -33,7 +33,7 @@ from hindsight_core.progress import Progress, Tracker, track
 from hindsight_core.store import demotions, jobs, leases
 from hindsight_core.text.entities import extract_entities
 from hindsight_core.text.normalize import fingerprint, normalize
-from hindsight_core.types import PERSISTENT_LAYERS, Activation, Edge, EdgeKind, Kind, Layer, Memory, Status
+from hindsight_core.types import PERSISTENT_LAYERS, PINNED, Activation, Edge, EdgeKind, Kind, Layer, Memory, Status
 from hindsight_core.validation import check_id, check_importance, check_namespace, check_session_id, check_text
 
 if TYPE_CHECKING:
@@ -504,6 +504,25 @@ class LifecycleService:
             ch.update([restored])
             demotions.reinstated(ch.tx, demotion.seq, ts)
         return restored
+
+    def pin(self, memory_id: str, *, namespace: str | None = None, pinned: bool = True) -> Memory:
+        """Set or clear the memory's ``pinned`` flag (``Memory.pinned``) in one transaction. A pinned
+        memory never fades out: the sweep neither cools nor archives it. Pinning a memory the sweep had
+        cooled makes it active again (recall shows it again); unpinning lets it fade from its current
+        activation. One already in the asked state is returned as it is."""
+        memory_id = check_id(memory_id)
+        scope = None if namespace is None else check_namespace(namespace)
+        with self._archived_as_such(memory_id, scope), self.ctx.changes() as ch:
+            memory = _in_scope(ch.tx, memory_id, scope)
+            if memory.pinned == pinned and not (pinned and memory.status == Status.COLD):
+                return memory
+            metadata = {k: v for k, v in memory.metadata.items() if k != PINNED}
+            update: dict[str, Any] = {"metadata": {**metadata, PINNED: True} if pinned else metadata}
+            if pinned and memory.status == Status.COLD:
+                update["status"] = Status.ACTIVE
+            changed = memory.model_copy(update=update)
+            ch.update([changed])
+        return changed
 
     @contextmanager
     def _archived_as_such(self, memory_id: str, namespace: str | None) -> Iterator[None]:
