@@ -17,6 +17,7 @@ import asyncio
 import functools
 import inspect
 import logging
+import os
 import threading
 from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
@@ -31,7 +32,7 @@ from hindsight_core.context import EngineContext
 from hindsight_core.embeddings.base import Embedder
 from hindsight_core.embeddings.resolve import resolve_embedder
 from hindsight_core.environment import default_path
-from hindsight_core.errors import EngineClosedError, InvalidInputError, UnknownNamespaceError
+from hindsight_core.errors import EngineClosedError, EngineForkedError, InvalidInputError, UnknownNamespaceError
 from hindsight_core.inspection import Inspection
 from hindsight_core.lifecycle.api import LifecycleService
 from hindsight_core.maintenance import IndexMaintenance
@@ -144,6 +145,9 @@ class Hindsight:
         chroma_url = environment.chroma_url(chroma_url) if vector_index is None else chroma_url
         if activation_index is None and redis_client is None:
             redis_url = environment.redis_url(redis_url)
+        # The process that opens the engine is the one that may use it (a forked child inherits the
+        # object, not the connections, threads and locks behind it).
+        self._pid = os.getpid()
         # Taken before anything else is created: a refused engine leaves the directory untouched.
         self._owner = self._claim_directory(chroma_url, vector_index)
         self._closed = False
@@ -762,6 +766,8 @@ class Hindsight:
             if self._closed:
                 return
             self._closed = True
+        if os.getpid() != self._pid:  # a forked child: what it would close and unlock is the parent's
+            return
         warming = getattr(self, "_warming", None)
         if warming is not None:
             warming.join()  # it uses the pipeline closed below
@@ -788,6 +794,14 @@ class Hindsight:
     def _ensure_open(self, operation: str) -> None:
         if getattr(self, "_closed", False):
             raise EngineClosedError(f"{operation}: this Hindsight engine at {str(self.path)!r} is closed")
+        opened_by = getattr(self, "_pid", None)
+        if opened_by is not None and opened_by != os.getpid():
+            raise EngineForkedError(
+                f"{operation}: this Hindsight engine at {str(self.path)!r} was opened in process {opened_by} "
+                f"and is used in process {os.getpid()}, which inherited it by fork (gunicorn --preload, Celery "
+                "prefork, multiprocessing): open one engine per process, after the fork (for example in a "
+                "worker's start hook); processes share memory through a deployment (database_url, "
+                "chroma_url, redis_url), not through one embedded directory")
 
     def __enter__(self) -> Hindsight:
         return self

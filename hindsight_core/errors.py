@@ -48,6 +48,12 @@ class EngineClosedError(HindsightError):
     """The engine (or its relational store) was closed; open a new ``Hindsight`` to continue."""
 
 
+class EngineForkedError(HindsightError):
+    """The engine was opened in another process and this one inherited it by ``fork`` (gunicorn
+    ``--preload``, Celery prefork, ``multiprocessing`` with a module-level engine). Its connections,
+    locks and threads belong to the parent: open one engine per process, after the fork."""
+
+
 class DataDirectoryInUseError(HindsightError):
     """Another engine (in this or another process) owns the embedded data directory; nothing was opened.
 

@@ -34,7 +34,7 @@ def test_import_is_lazy() -> None:
 def test_public_api_is_pinned() -> None:
     assert hindsight_core.__all__ == sorted([
         "BackendUnavailableError", "Edge", "EdgeKind", "Event", "Hindsight", "HindsightConfig", "HindsightError",
-        "EngineClosedError",
+        "EngineClosedError", "EngineForkedError",
         "InvalidInputError", "Kind", "Layer", "Memory", "MemoryNotFoundError", "MissingExtraError", "Stats",
         "Status", "UnknownNamespaceError", "shared_engine", "DataDirectoryInUseError",
         "Conflict", "QueryAnalysis", "RecallHit", "RecallResult",
