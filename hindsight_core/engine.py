@@ -203,6 +203,7 @@ class Hindsight:
             # The directory and its SQLite file are this engine's alone: a claim left on an outbox row is
             # a dead predecessor's, not one to wait out.
             store.release_claims()
+        self._lifecycle.release_dead_leases()
         if reconcile_on_open:
             self._maintenance.reconcile(verify=False)
             self._maintenance.repair_lost_activation()

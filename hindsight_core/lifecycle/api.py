@@ -170,6 +170,15 @@ class LifecycleService:
         """Stop the worker before the stores close."""
         self._worker.stop()
 
+    def release_dead_leases(self) -> list[str]:
+        """At open: leases whose owner on this host has died (a crash, a SIGKILL) are released, so the
+        first ``consolidate`` takes over at once instead of waiting out the lease and answering
+        ``busy``; that owner's running job is then abandoned (``failed``)."""
+        released = leases.release_dead(self.store)
+        if released:
+            log.info("released %d lease(s) of processes that are gone: %s", len(released), released)
+        return released
+
     # -- consolidation ---------------------------------------------------------------------------
     def consolidate(
         self, namespace: str, session_id: str | None = None, *, progress: Progress = False

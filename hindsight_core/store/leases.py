@@ -55,3 +55,37 @@ def holder(store: RelationalStore, name: str, now: float) -> str | None:
     """The owner of a live lease, or None."""
     rows = store.query("SELECT owner FROM leases WHERE name = ? AND expires_at >= ?", (name, now))
     return str(rows[0][0]) if rows else None
+
+
+def release_dead(store: RelationalStore) -> list[str]:
+    """Give up the leases of owners on this host whose process is gone (a crash, a SIGKILL), so the
+    next run need not wait out their expiry; returns the names released. An owner id names its host and
+    pid (:func:`new_owner`); a lease of another host, or of a pid that is alive (perhaps reused), is left
+    to expire."""
+    here = socket.gethostname()
+    dead = [(str(name), str(owner)) for name, owner in store.query("SELECT name, owner FROM leases")
+            if _dead_here(str(owner), here)]
+    if dead:
+        with store.transaction() as tx:
+            for name, owner in dead:
+                tx.execute("DELETE FROM leases WHERE name = ? AND owner = ?", (name, owner))
+    return [name for name, _ in dead]
+
+
+def _dead_here(owner: str, here: str) -> bool:
+    parts = owner.split(":")
+    if len(parts) < 3 or ":".join(parts[:-2]) != here:
+        return False
+    try:
+        pid = int(parts[-2])
+    except ValueError:
+        return False
+    if pid == os.getpid():
+        return False  # an engine of this process: alive
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # it exists under another user (EPERM): alive
+        return False
+    return False

@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 import shutil
 import signal
+import socket
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -156,9 +158,12 @@ def test_two_processes_consolidating_one_namespace_distill_each_fact_once(tmp_pa
     assert jobs_by_status["running"] == 0
 
 
-def test_sigkilled_consolidator_is_taken_over_once_its_lease_expires(
+def test_sigkilled_consolidator_is_taken_over_at_once_by_the_next_open(
     tmp_path: Path, embedder: Any, clock: Any
 ) -> None:
+    """The dead owner's lease is still live by the clock, but its process is gone: the next engine
+    opened on this host releases it, so ``consolidate`` neither waits ``consolidation_wait_s`` (30 s)
+    nor answers ``busy``, and the dead run's job is abandoned, not running for ever."""
     data, go = tmp_path / "data", tmp_path / "go"
     _seed(data, embedder)
     solo = _solo_facts(data, tmp_path, embedder)
@@ -169,15 +174,32 @@ def test_sigkilled_consolidator_is_taken_over_once_its_lease_expires(
     proc.wait()
 
     clock.set(datetime.now(UTC))  # the dead owner's 60 s lease is still live at this time
-    config = HindsightConfig(lifecycle=LifecycleConfig(batch_episodes=3, consolidation_wait_s=0.0))
+    config = HindsightConfig(lifecycle=LifecycleConfig(batch_episodes=3))
     with Hindsight(data, embedder=embedder, clock=clock, config=config, background_consolidation=False) as hs:
-        assert hs.stats(NS).namespaces[NS].consolidation_jobs["running"] == 1
-        assert hs.consolidate(NS).status == "busy"  # nobody consolidates beside a live lease
-        clock.advance(seconds=61)
         jobs_by_status = hs.stats(NS).namespaces[NS].consolidation_jobs
         assert (jobs_by_status["running"], jobs_by_status["failed"]) == (0, 1)  # abandoned, not running for ever
+        started = time.monotonic()
         report = hs.consolidate(NS)
+        assert time.monotonic() - started < config.lifecycle.consolidation_wait_s  # no wait on a dead lease
         assert (report.status, report.episodes) == ("done", len(SENTENCES))
         assert _active_facts(hs) == solo
         jobs_by_status = hs.stats(NS).namespaces[NS].consolidation_jobs
         assert (jobs_by_status["running"], jobs_by_status["failed"], jobs_by_status["done"]) == (0, 1, 1)
+
+
+def test_only_the_leases_of_dead_processes_on_this_host_are_released(tmp_path: Path) -> None:
+    """A live owner (this process, another live process) and another host's owner keep their leases."""
+    store = RelationalStore(tmp_path / "leases.db")
+    try:
+        dead = subprocess.Popen([sys.executable, "-c", "pass"])
+        dead.wait()
+        host = socket.gethostname()
+        owners = {"dead": f"{host}:{dead.pid}:aaaa", "mine": leases.new_owner(), "init": f"{host}:1:bbbb",
+                  "remote": f"elsewhere.example:{dead.pid}:cccc", "garbled": "no pid here"}
+        for name, owner in owners.items():
+            assert leases.acquire(store, name, owner, now=0.0, duration=3600.0)
+        assert leases.release_dead(store) == ["dead"]
+        assert {name for name in owners if leases.holder(store, name, now=1.0)} == {
+            "mine", "init", "remote", "garbled"}
+    finally:
+        store.close()
