@@ -199,6 +199,7 @@ class Hindsight:
         self._inspection = Inspection(self._ctx)
         self._starting = StartingService(self._ctx, template)
         self._ctx.outbox.on_recovered = self._maintenance.on_index_recovered
+        self._ctx.outbox.on_applied = self._maintenance.check_activation_on_clock
         if self._owner.held and database_url is None:
             # The directory and its SQLite file are this engine's alone: a claim left on an outbox row is
             # a dead predecessor's, not one to wait out.

@@ -8,6 +8,8 @@ work like any other write."""
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from collections.abc import Sequence
 
 from hindsight_core.context import EngineContext, OutboxRow
@@ -17,12 +19,17 @@ from hindsight_core.types import PERSISTENT_LAYERS
 from hindsight_core.write.outbox import ACTIVATION, SYNC, TARGETS, VECTOR, ApplyReport
 from hindsight_core.write.verify import expected_ids, verify_vectors
 
+#: How often (seconds, at most) a process that writes looks at the activation index's marker.
+ACTIVATION_CHECK_S = 1.0
+
 log = logging.getLogger("hindsight")
 
 
 class IndexMaintenance:
     def __init__(self, ctx: EngineContext) -> None:
         self.ctx = ctx
+        self._activation_checked = time.monotonic()  # open checks it (``repair_lost_activation``)
+        self._check_lock = threading.Lock()
 
     def reconcile(self, *, verify: bool = True, progress: Progress = False) -> ApplyReport:
         tracker = track(progress, 1, "reconcile", "step")
@@ -123,6 +130,20 @@ class IndexMaintenance:
         """A target answers again after an outage: it may have come back empty."""
         if target == ACTIVATION:
             self.repair_lost_activation()
+
+    def check_activation_on_clock(self) -> None:
+        """After the writes are applied: look at the activation index's marker at most every
+        ``ACTIVATION_CHECK_S``. A Redis that restarted empty between two calls raises nothing for the
+        outbox to see, so only the marker tells; one ``EXISTS`` a second is its price."""
+        now = time.monotonic()
+        with self._check_lock:
+            if now - self._activation_checked < ACTIVATION_CHECK_S:
+                return
+            self._activation_checked = now  # before the repair, which applies writes (and comes here)
+        try:
+            self.repair_lost_activation()
+        except Exception as exc:  # the write that brought us here is acknowledged: never fail it
+            log.warning("activation index check failed: %s: %s", type(exc).__name__, exc)
 
     def repair_lost_activation(self) -> int:
         """Repair an activation index that lost its data (Redis restarted without persistence) without

@@ -103,6 +103,8 @@ class OutboxApplier:
         #: Called (outside the lock) with a target that answers again after an outage: the engine checks
         #: whether it came back empty.
         self.on_recovered: Callable[[str], None] | None = None
+        #: Called after every ``apply`` (the engine checks whether an index lost its data meanwhile).
+        self.on_applied: Callable[[], None] | None = None
 
     def claims(self, now: float, *, force: bool = False) -> dict[str, tuple[str, float]]:
         """What a write's ``enqueue`` stamps on its rows: a claim on each target it will apply to right
@@ -163,6 +165,8 @@ class OutboxApplier:
         if self.on_recovered is not None:
             for target in recovered:
                 self.on_recovered(target)
+        if self.on_applied is not None:
+            self.on_applied()
         return report
 
     def _apply_rows(self, target: str, rows: list[OutboxItem], report: ApplyReport) -> None:

@@ -5,6 +5,7 @@ acknowledged, and the indexes come back complete without an explicit ``reconcile
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
 
 import pytest
@@ -133,3 +134,24 @@ def test_data_sets_sharing_a_redis_each_repair_their_own_loss(
     with Hindsight(tmp_path / "b", redis_url=private_redis.url, embedder=embedder) as hs:
         # a's marker must not vouch for b's data
         assert {m for m, _ in hs.activation.top(f"{NS}-b", "episodic", 100)} == ids["b"]
+
+
+@pytest.mark.redis
+def test_redis_restarted_empty_between_two_calls_is_repaired_while_the_process_runs(
+    tmp_path: Path, embedder, private_redis: RedisServer
+) -> None:
+    """No call fails (Redis is back before the next one), so the outbox sees no outage: the marker,
+    looked at on a clock while writes go on, tells that the data is gone."""
+    with Hindsight(tmp_path / "data", redis_url=private_redis.url, embedder=embedder) as hs:
+        ids = [hs.record(text, NS).id for text in FACTS]
+        assert _activation_ids(hs) == set(ids)
+        private_redis.stop()
+        private_redis.start()  # empty, and answering before the next call
+        deadline = time.monotonic() + 10
+        for i in range(100):
+            ids.append(hs.record(f"Note {i}: the parcel for flat {i} is at the front desk", NS).id)
+            if _activation_ids(hs) == set(ids) or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert _activation_ids(hs) == set(ids)
+        assert hs.store.pending_count() == 0
