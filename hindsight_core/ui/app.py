@@ -7,11 +7,13 @@ Writes exist only in writable mode and only as POST from this server's own pages
 
 from __future__ import annotations
 
+import hmac
+import secrets
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qs, urlencode, urlsplit
+from urllib.parse import parse_qs, urlencode
 
 from hindsight_core.clock import to_ts
 from hindsight_core.errors import HindsightError, InvalidInputError, UnknownNamespaceError
@@ -24,6 +26,29 @@ if TYPE_CHECKING:
     from starlette.responses import Response
 
     from hindsight_core.engine import Hindsight
+
+class _NoFraming:
+    """Pure ASGI middleware: no page of the inspector may be framed by another site (a framed page is
+    how a click on someone else's site becomes a click on "Forget")."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def framed_never(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                message.setdefault("headers", [])
+                message["headers"] = [*message["headers"],
+                                      (b"content-security-policy", b"frame-ancestors 'none'"),
+                                      (b"x-frame-options", b"DENY")]
+            await send(message)
+
+        await self.app(scope, receive, framed_never)
+
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 #: Rows per memory list: an operator narrows with the filters rather than scrolls.
@@ -73,9 +98,11 @@ def create_app(engine: Hindsight, *, writable: bool = False, allowed_hosts: list
     )
     env.filters.update(when=_when, date=_date, percent=_percent, qs=lambda d: urlencode(d))
     hosts = list(allowed_hosts or LOCAL_HOSTS)
+    # Every form that writes carries this token; a page of another origin cannot read it.
+    token = secrets.token_urlsafe(32)
 
     def page(request: Request, name: str, status_code: int = 200, **context: Any) -> HTMLResponse:
-        html = env.get_template(name).render(writable=writable, path=request.url.path, **context)
+        html = env.get_template(name).render(writable=writable, path=request.url.path, token=token, **context)
         return HTMLResponse(html, status_code=status_code)
 
     def error(request: Request, status_code: int, message: str) -> HTMLResponse:
@@ -196,18 +223,30 @@ def create_app(engine: Hindsight, *, writable: bool = False, allowed_hosts: list
                     fading_days=FADING_DAYS)
 
     # -- writes (writable mode only) ------------------------------------------------------------
-    def guarded(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
+    def guarded(
+        handler: Callable[[Request, dict[str, list[str]]], Awaitable[Response]],
+    ) -> Callable[[Request], Awaitable[Response]]:
+        """A write runs only for a form of the inspector's own pages: the request comes from its own
+        origin (scheme, host and port: a page on ``localhost:3000`` is another site) and carries the
+        form token. A request that names no origin at all must carry the token too."""
         async def run(request: Request) -> Response:
             if not writable:
                 return PlainTextResponse("read-only inspector: start it with --writable to change memory", 403)
+            own = f"{request.url.scheme}://{request.url.netloc}"
             origin = request.headers.get("origin")
-            if origin and urlsplit(origin).hostname not in hosts:
+            if origin is not None and origin != own:
                 return PlainTextResponse(f"cross-origin write refused ({origin})", 403)
-            return await handler(request)
+            if request.headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
+                return PlainTextResponse("cross-site write refused", 403)
+            # a plain urlencoded form: no multipart parser needed for a field or two
+            form = parse_qs((await request.body()).decode("utf-8", "replace"))
+            if not hmac.compare_digest((form.get("token") or [""])[0], token):
+                return PlainTextResponse("write refused: the form token is missing or stale (reload the page)", 403)
+            return await handler(request, form)
 
         return run
 
-    async def forget(request: Request) -> Response:
+    async def forget(request: Request, form: dict[str, list[str]]) -> Response:
         import asyncio
 
         memory_id = request.path_params["memory_id"]
@@ -217,11 +256,9 @@ def create_app(engine: Hindsight, *, writable: bool = False, allowed_hosts: list
         await asyncio.to_thread(engine.forget, memory_id)
         return RedirectResponse("/ns?" + urlencode({"name": memory.namespace}), status_code=303)
 
-    async def consolidate(request: Request) -> Response:
+    async def consolidate(request: Request, form: dict[str, list[str]]) -> Response:
         import asyncio
 
-        # a plain urlencoded form: no multipart parser needed for one field
-        form = parse_qs((await request.body()).decode("utf-8", "replace"))
         ns = (form.get("ns") or [""])[0]
         try:
             report = await asyncio.to_thread(engine.consolidate, ns)
@@ -244,7 +281,8 @@ def create_app(engine: Hindsight, *, writable: bool = False, allowed_hosts: list
         return error(request, status_code, f"{type(exc).__name__}: {exc}")
 
     app = Starlette(
-        routes=routes, middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=hosts)],
+        routes=routes,
+        middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=hosts), Middleware(_NoFraming)],
         exception_handlers={HindsightError: failed},
     )
     app.state.engine = engine

@@ -152,21 +152,48 @@ def test_read_only_refuses_writes(client: TestClient, recorded: Recorded) -> Non
     assert recorded.engine.get(recorded.allergy.id) is not None
 
 
+def _form_token(html: str) -> str:
+    found = re.search(r'name="token" value="([^"]+)"', html)
+    assert found is not None, "the write form carries no token"
+    return found.group(1)
+
+
 def test_writable_forgets_and_consolidates(own_recorded: Recorded) -> None:
     recorded = own_recorded
     hs = recorded.engine
     with _client(recorded, writable=True) as client:
-        assert "Forget this memory" in client.get(f"/memory/{recorded.other.id}").text
-        # a cross-site form post is refused even in writable mode
-        evil = client.post(f"/memory/{recorded.other.id}/forget", headers={"origin": "http://evil.example"})
-        assert evil.status_code == 403 and hs.get(recorded.other.id) is not None
-        r = client.post(f"/memory/{recorded.other.id}/forget", follow_redirects=False)
+        page = client.get(f"/memory/{recorded.other.id}")
+        assert "Forget this memory" in page.text
+        token = _form_token(page.text)
+        forget = f"/memory/{recorded.other.id}/forget"
+        # writes from anywhere but the inspector's own pages are refused, whatever they carry
+        for headers, data in [
+            ({"origin": "http://evil.example"}, {"token": token}),
+            ({"origin": "http://localhost:3000"}, {"token": token}),  # same host name, another site
+            ({"origin": "http://127.0.0.1", "sec-fetch-site": "cross-site"}, {"token": token}),
+            ({"origin": "http://127.0.0.1"}, {}),  # no form token
+            ({}, {"token": "guessed"}),  # no origin, a wrong token
+        ]:
+            refused = client.post(forget, headers=headers, data=data, follow_redirects=False)
+            assert refused.status_code == 403, (headers, data)
+            assert hs.get(recorded.other.id) is not None
+        r = client.post(forget, headers={"origin": "http://127.0.0.1", "sec-fetch-site": "same-origin"},
+                        data={"token": token}, follow_redirects=False)
         assert r.status_code == 303
         assert hs.get(recorded.other.id) is None
         hs.record("Just so you know, I'm allergic to shellfish.", NS, session_id="s3")
-        r = client.post("/consolidate", data={"ns": NS})
+        assert client.post("/consolidate", data={"ns": NS}).status_code == 403
+        token = _form_token(client.get(_ns()).text)
+        r = client.post("/consolidate", data={"ns": NS, "token": token})
         assert r.status_code == 200 and '"status": "done"' in unescape(r.text)
     assert any("shellfish" in m.content for m in hs.find(NS, layer=Layer.SEMANTIC, status=Status.ACTIVE))
+
+
+def test_no_page_may_be_framed(client: TestClient, recorded: Recorded) -> None:
+    for path in ("/", _ns(), f"/memory/{recorded.allergy.id}", "/recall", "/health", "/nowhere"):
+        r = client.get(path)
+        assert r.headers["content-security-policy"] == "frame-ancestors 'none'", path
+        assert r.headers["x-frame-options"] == "DENY", path
 
 
 def test_requests_for_another_host_are_refused(recorded: Recorded) -> None:
