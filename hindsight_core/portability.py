@@ -10,6 +10,8 @@ same export twice adds nothing."""
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +22,15 @@ from hindsight_core.progress import Progress, track
 from hindsight_core.store import demotions
 from hindsight_core.store.demotions import Demotion
 from hindsight_core.types import Edge, Memory, Status
-from hindsight_core.validation import check_json, check_namespace, check_text, check_transcript_key
+from hindsight_core.validation import (
+    check_json,
+    check_metadata,
+    check_namespace,
+    check_role,
+    check_session_id,
+    check_text,
+    check_transcript_key,
+)
 
 if TYPE_CHECKING:
     from hindsight_core.context import EngineContext
@@ -80,6 +90,29 @@ class PortabilityService:
         ]
         return iter(records)
 
+    def _checked_memory(self, raw: object) -> Memory:
+        """An exported memory, put through the checks ``record`` applies to what it stores (the
+        metadata walked before pydantic sees it: a value nested thousands deep must not recurse), plus
+        what only an import can carry: its id, its activation, the ids it cites."""
+        if not isinstance(raw, Mapping):
+            raise InvalidInputError("a memory record holds an object")
+        cfg = self.ctx.config.write
+        check_metadata(raw.get("metadata"), max_depth=cfg.max_metadata_depth, max_bytes=cfg.max_metadata_bytes)
+        m = Memory.model_validate(raw)
+        for mid in (m.id, *m.source_ids, *([m.superseded_by] if m.superseded_by else [])):
+            if not isinstance(mid, str) or not _MEMORY_ID.fullmatch(mid):
+                raise InvalidInputError(f"{mid!r} is not a memory id (a ULID)")
+        check_text(m.content, max_chars=cfg.max_content_chars)
+        check_role(m.role, max_chars=cfg.max_role_chars)
+        check_session_id(m.session_id)
+        if m.source_id is not None:
+            check_text(m.source_id, what="source_id", max_chars=500)
+        for entity in m.entities:
+            check_text(entity, what="entity", max_chars=500)
+        if not (math.isfinite(m.activation.log_base) and math.isfinite(m.activation.ref_time)):
+            raise InvalidInputError(f"memory {m.id!r} has a non-finite activation")
+        return m
+
     def import_namespace(
         self, records: Iterable[Mapping[str, Any]], *, namespace: str | None = None, progress: Progress = False
     ) -> ImportReport:
@@ -112,7 +145,7 @@ class PortabilityService:
                     raise InvalidInputError("not an object")
                 kind = record.get("type")
                 if kind == "memory":
-                    m = Memory.model_validate(record["memory"])
+                    m = self._checked_memory(record["memory"])
                     if m.namespace != source_ns:
                         raise InvalidInputError(f"memory {m.id!r} belongs to {m.namespace!r}, not {source_ns!r}")
                     memories.append(m.model_copy(update={"namespace": target}))
@@ -135,7 +168,7 @@ class PortabilityService:
                     demoted.append(_demotion_record(record))
                 else:
                     raise InvalidInputError(f"unknown record type {kind!r}")
-            except (KeyError, TypeError, ValueError, ValidationError) as exc:
+            except (KeyError, TypeError, ValueError, ValidationError, RecursionError) as exc:
                 raise InvalidInputError(f"export record {index} is malformed: {exc}") from exc
         ids = [m.id for m in memories]
         if len(ids) != len(set(ids)):
@@ -206,6 +239,10 @@ class PortabilityService:
                 self.ctx.outbox.apply(chunk)
                 bar.advance(len(chunk))
         return report
+
+
+#: The ids the engine gives memories are ULIDs; an import names no other kind of id.
+_MEMORY_ID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")
 
 
 def _demotion_record(record: Mapping[str, Any]) -> Demotion:
