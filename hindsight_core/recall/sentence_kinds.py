@@ -1,5 +1,6 @@
-"""Three kinds of sentence, told apart by meaning: a request for something to be chosen or made for the
-asker, a person's statement of a standing state of theirs, and a statement that something changed.
+"""Four kinds of sentence, told apart by meaning: a request for something to be chosen or made for the
+asker, a person's statement of a standing state of theirs, a statement that something changed, and a
+turn with no content to recall (thanks, greetings, "好的").
 
 A stated allergy, condition, habit or preference should shape every later request it bears on
 ("推荐点甜品" after "我对芒果过敏"), although the two share no words and sit far apart in embedding space.
@@ -11,7 +12,9 @@ which are about everyday topics and are written in English and Chinese. The exam
 sentence*, not domains: held-out queries and memories of other topics are classified by the same
 weights (docs/benchmarks.md reports the held-out rates). The third question serves recall-time updates
 (supersede.py): a newer memory replaces an older one only if it states a change ("moved to", "改到"),
-not when it merely says more on the same topic.
+not when it merely says more on the same topic. The fourth keeps small talk out of recall
+(pipeline.py): "Thanks, bye!" must never be injected, while a short answer ("Hill", "绵阳", "H3-215")
+must, so short answers are among its counter-examples.
 
 The weights for the default embedder ship with the package (``SHIPPED``); for any other embedder they are
 fitted on first use and kept for the process."""

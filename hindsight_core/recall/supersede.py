@@ -127,6 +127,7 @@ def find_updates(
         back = nearest(target, False)  # the target's closest earlier: this one, or a link of its chain
         if back == old_id or (back is not None and successor.get(back) == target):
             successor[old_id] = target
+
     def newest_of(old_id: str) -> str:
         newest, seen = successor[old_id], {old_id}
         while newest in successor and newest not in seen:
