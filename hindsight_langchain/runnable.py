@@ -14,6 +14,10 @@ The recall is a retriever run in LangChain's callbacks (LangSmith shows query, h
 
 from __future__ import annotations
 
+import functools
+import operator
+from collections.abc import AsyncIterator, Iterable, Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hindsight_core.integration import require
@@ -144,44 +148,84 @@ class HindsightRunnable(RunnableSerializable[dict[str, Any], Any]):
         reply = self._reply(output)
         return [HumanMessage(query)] + ([AIMessage(reply)] if reply and reply.strip() else [])
 
-    def _invoke(self, value: dict[str, Any], run_manager: CallbackManagerForChainRun, config: RunnableConfig) -> Any:
+    def _open(self, value: dict[str, Any], config: RunnableConfig) -> _Turn:
         namespace, session = self._scope(config)
-        query = self._query(value)
         log = HindsightChatMessageHistory(namespace, session, engine=self.hindsight) if session else None
-        entries = log.entries() if log is not None else []
-        history = load(entries)
-        ids = {e["memory_id"] for e in entries if e.get("memory_id")}
-        result = recall_for_window(self.hindsight, query, namespace, history, ids, config, **self._recall_args(session))
-        output = self.bound.invoke(self._chain_input(value, history, result), config)
-        if self.record:
-            turn = self._turn(query, output)
-            if log is not None:
-                log.add_messages(turn)
-            else:
-                self.hindsight.record_many([e for e in message_events(turn, None) if e is not None], namespace)
+        return _Turn(namespace=namespace, session=session, query=self._query(value), log=log)
+
+    def _before(self, value: dict[str, Any], config: RunnableConfig) -> tuple[_Turn, dict[str, Any]]:
+        """Steps 1-2: the scope, the session's messages and the recall; returns the chain's input."""
+        turn = self._open(value, config)
+        entries = turn.log.entries() if turn.log is not None else []
+        history, ids = load(entries), {e["memory_id"] for e in entries if e.get("memory_id")}
+        result = recall_for_window(self.hindsight, turn.query, turn.namespace, history, ids, config,
+                                   **self._recall_args(turn.session))
+        return turn, self._chain_input(value, history, result)
+
+    async def _abefore(self, value: dict[str, Any], config: RunnableConfig) -> tuple[_Turn, dict[str, Any]]:
+        turn = self._open(value, config)
+        entries = await turn.log.aentries() if turn.log is not None else []
+        history, ids = load(entries), {e["memory_id"] for e in entries if e.get("memory_id")}
+        result = await arecall_for_window(self.hindsight, turn.query, turn.namespace, history, ids, config,
+                                          **self._recall_args(turn.session))
+        return turn, self._chain_input(value, history, result)
+
+    def _after(self, turn: _Turn, output: Any) -> None:
+        """Step 3: record the turn (user input and reply) in the session log, or as memories."""
+        if not self.record:
+            return
+        messages = self._turn(turn.query, output)
+        if turn.log is not None:
+            turn.log.add_messages(messages)
+        else:
+            self.hindsight.record_many([e for e in message_events(messages, None) if e is not None], turn.namespace)
+
+    async def _aafter(self, turn: _Turn, output: Any) -> None:
+        if not self.record:
+            return
+        messages = self._turn(turn.query, output)
+        if turn.log is not None:
+            await turn.log.aadd_messages(messages)
+        else:
+            events = [e for e in message_events(messages, None) if e is not None]
+            await self.hindsight.arecord_many(events, turn.namespace)
+
+    def _invoke(self, value: dict[str, Any], run_manager: CallbackManagerForChainRun, config: RunnableConfig) -> Any:
+        turn, chain_input = self._before(value, config)
+        output = self.bound.invoke(chain_input, config)
+        self._after(turn, output)
         return output
 
     async def _ainvoke(
         self, value: dict[str, Any], run_manager: AsyncCallbackManagerForChainRun, config: RunnableConfig
     ) -> Any:
-        namespace, session = self._scope(config)
-        query = self._query(value)
-        log = HindsightChatMessageHistory(namespace, session, engine=self.hindsight) if session else None
-        entries = await log.aentries() if log is not None else []
-        history = load(entries)
-        ids = {e["memory_id"] for e in entries if e.get("memory_id")}
-        result = await arecall_for_window(
-            self.hindsight, query, namespace, history, ids, config, **self._recall_args(session)
-        )
-        output = await self.bound.ainvoke(self._chain_input(value, history, result), config)
-        if self.record:
-            turn = self._turn(query, output)
-            if log is not None:
-                await log.aadd_messages(turn)
-            else:
-                events = [e for e in message_events(turn, None) if e is not None]
-                await self.hindsight.arecord_many(events, namespace)
+        turn, chain_input = await self._abefore(value, config)
+        output = await self.bound.ainvoke(chain_input, config)
+        await self._aafter(turn, output)
         return output
+
+    def _stream(
+        self, inputs: Iterator[dict[str, Any]], run_manager: CallbackManagerForChainRun, config: RunnableConfig
+    ) -> Iterator[Any]:
+        """The chain's own chunks as they come; the turn is recorded with the whole reply once the
+        stream ends (a stream the caller abandons records nothing)."""
+        turn, chain_input = self._before(_one(inputs), config)
+        chunks: list[Any] = []
+        for chunk in self.bound.stream(chain_input, config):
+            chunks.append(chunk)
+            yield chunk
+        self._after(turn, _joined(chunks))
+
+    async def _astream(
+        self, inputs: AsyncIterator[dict[str, Any]], run_manager: AsyncCallbackManagerForChainRun,
+        config: RunnableConfig,
+    ) -> AsyncIterator[Any]:
+        turn, chain_input = await self._abefore(_one([item async for item in inputs]), config)
+        chunks: list[Any] = []
+        async for chunk in self.bound.astream(chain_input, config):
+            chunks.append(chunk)
+            yield chunk
+        await self._aafter(turn, _joined(chunks))
 
     # -- Runnable --------------------------------------------------------------------------------
     def invoke(self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any) -> Any:
@@ -190,8 +234,51 @@ class HindsightRunnable(RunnableSerializable[dict[str, Any], Any]):
     async def ainvoke(self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         return await self._acall_with_config(self._ainvoke, input, config, run_type="chain")
 
+    def stream(self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any) -> Iterator[Any]:
+        yield from self._transform_stream_with_config(iter([input]), self._stream, config, run_type="chain")
+
+    async def astream(
+        self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any
+    ) -> AsyncIterator[Any]:
+        async def one() -> AsyncIterator[dict[str, Any]]:
+            yield input
+
+        async for chunk in self._atransform_stream_with_config(one(), self._astream, config, run_type="chain"):
+            yield chunk
+
     def get_name(self, suffix: str | None = None, *, name: str | None = None) -> str:
         return super().get_name(suffix, name=name or "HindsightMemory")
+
+
+@dataclass(frozen=True)
+class _Turn:
+    """One call's scope: where it records (the session log, or the namespace alone) and what was asked."""
+
+    namespace: str
+    session: str | None
+    query: str
+    log: HindsightChatMessageHistory | None
+
+
+def _one(inputs: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """A streamed call's input: one dict (LCEL may hand it over in pieces, which add up)."""
+    value: dict[str, Any] = {}
+    for piece in inputs:
+        if not isinstance(piece, dict):
+            raise InvalidInputError(f"with_memory expects a dict input, got {type(piece).__name__}")
+        value.update(piece)
+    return value
+
+
+def _joined(chunks: list[Any]) -> Any:
+    """The whole reply from its chunks: message chunks and strings add up; anything else is taken as
+    the last chunk holding the result so far."""
+    if not chunks:
+        return None
+    try:
+        return functools.reduce(operator.add, chunks)
+    except TypeError:
+        return chunks[-1]
 
 
 def with_memory(

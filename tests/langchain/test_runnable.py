@@ -117,3 +117,30 @@ def test_without_a_session_the_turn_is_still_remembered(hs: Hindsight, ns: str) 
     chain.invoke({"input": "My sister is called Inês."})
     assert [m.content for m in hs.find(ns)] == ["My sister is called Inês.", "ok"]
     assert hs.transcript_keys(ns) == []
+
+
+def test_stream_yields_the_chains_chunks_and_records_the_whole_reply(hs: Hindsight, ns: str) -> None:
+    model = RecordingListModel(responses=["Noted, no shellfish.", "Try the mushroom risotto."])
+    chain = with_memory(_prompt() | model, namespace=ns + ":{user_id}", engine=hs)
+    plain = list((_prompt() | RecordingListModel(responses=["Noted, no shellfish."])).stream(
+        {"input": "x", "memory": "", "history": []}))
+    chunks = list(chain.stream({"input": "I'm allergic to shellfish."}, config=_cfg("di", "t1")))
+    assert len(chunks) == len(plain) > 1  # streamed as the chain streams, not one final chunk
+    assert "".join(c.content for c in chunks) == "Noted, no shellfish."
+    chunks = list(chain.stream({"input": "What should I order at the seafood place?"}, config=_cfg("di", "t2")))
+    assert "".join(c.content for c in chunks) == "Try the mushroom risotto."
+    assert chain.last_recall is not None
+    assert "I'm allergic to shellfish." in [h.memory.content for h in chain.last_recall.hits]
+    entries = hs.transcript(f"{ns}:di", "t2") or []
+    assert [e["message"]["data"]["content"] for e in entries] == [
+        "What should I order at the seafood place?", "Try the mushroom risotto."]
+
+
+async def test_astream_of_a_string_chain_records_the_joined_text(hs: Hindsight, ns: str) -> None:
+    from langchain_core.output_parsers import StrOutputParser
+
+    model = RecordingListModel(responses=["Sure, oat milk."])
+    chain = with_memory(_prompt() | model | StrOutputParser(), namespace=ns + ":{user_id}", engine=hs)
+    chunks = [c async for c in chain.astream({"input": "I'm lactose intolerant."}, config=_cfg("ed", "u1"))]
+    assert len(chunks) > 1 and "".join(chunks) == "Sure, oat milk."
+    assert [m.content for m in hs.find(f"{ns}:ed", session_id="u1")] == ["I'm lactose intolerant.", "Sure, oat milk."]
