@@ -3,7 +3,8 @@
 Before each model call it recalls what the engine knows about the latest user message and appends it
 to the system message; after the agent finishes it records the turn (the last user message and
 everything the agent did after it). The user — hence the namespace — comes from the runtime context
-(``agent.invoke(..., context={"user_id": "alice"})``), so one agent serves many users and no user's
+(``agent.invoke(..., context={"user_id": "alice"})``) or, as ``with_memory`` and the tools take it, from
+``config={"configurable": {"user_id": "alice"}}``, so one agent serves many users and no user's
 memories reach another's prompt. The thread id, when there is one, is the session id."""
 
 from __future__ import annotations
@@ -40,6 +41,16 @@ def _last_human(messages: list[BaseMessage]) -> int | None:
         if isinstance(messages[index], HumanMessage):
             return index
     return None
+
+
+def _run_configurable() -> Mapping[str, Any]:
+    """The current graph run's ``config["configurable"]`` (empty outside a run)."""
+    from langgraph.config import get_config
+
+    try:
+        return get_config().get("configurable") or {}
+    except RuntimeError:  # outside a graph run
+        return {}
 
 
 def _with_context(system: SystemMessage | None, context: str) -> SystemMessage:
@@ -95,12 +106,15 @@ class HindsightMemoryMiddleware(AgentMiddleware):
         user = (
             context.get(self.context_key) if isinstance(context, Mapping) else getattr(context, self.context_key, None)
         )
+        if user is None or user == "":  # the way with_memory and the tools take it: config["configurable"]
+            user = _run_configurable().get(self.context_key)
         if user is None or user == "":
             if self.default_namespace is not None:
                 return check_namespace(self.default_namespace)
             raise InvalidInputError(
-                f"HindsightMemoryMiddleware needs the user in the runtime context: invoke the agent with "
-                f"context={{'{self.context_key}': ...}} (or pass default_namespace=...)"
+                f"HindsightMemoryMiddleware needs the user: invoke the agent with "
+                f"context={{'{self.context_key}': ...}} or config={{'configurable': {{'{self.context_key}': ...}}}} "
+                "(or pass default_namespace=...)"
             )
         return user_namespace(self.namespace_prefix, user, who="HindsightMemoryMiddleware")
 
@@ -108,14 +122,7 @@ class HindsightMemoryMiddleware(AgentMiddleware):
     def session_for(runtime: Any) -> str | None:
         """The thread id: from the runtime (langgraph >= 1.2), else from the run's config."""
         info = getattr(runtime, "execution_info", None)
-        thread = getattr(info, "thread_id", None)
-        if not thread:
-            from langgraph.config import get_config
-
-            try:
-                thread = (get_config().get("configurable") or {}).get("thread_id")
-            except RuntimeError:  # outside a graph run
-                thread = None
+        thread = getattr(info, "thread_id", None) or _run_configurable().get("thread_id")
         return str(thread) if thread else None
 
     # -- before each model call ------------------------------------------------------------------

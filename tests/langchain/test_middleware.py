@@ -145,3 +145,22 @@ def test_recall_joins_a_block_system_message_or_starts_one(hs: Hindsight, ns: st
             assert sent.content[0] == {"type": "text", "text": "Be brief."}
         assert "I always fly with a window seat" in sent.text
     assert [m.content for m in hs.find(f"{ns}:e")] == ["I always fly with a window seat"]  # record=False
+
+
+def test_the_user_from_configurable_as_with_memory_and_the_tools_take_it(hs: Hindsight, ns: str) -> None:
+    """The same run config works for every adapter: ``configurable.user_id`` names the user here too,
+    and two users stay apart."""
+    middleware = HindsightMemoryMiddleware(hs, namespace_prefix=ns + ":")
+    model = RecordingToolModel(messages=iter([AIMessage("Noted."), AIMessage("ok"), AIMessage("Enjoy!")]))
+    agent = create_agent(model, middleware=[middleware], checkpointer=InMemorySaver())
+    agent.invoke({"messages": [{"role": "user", "content": "I'm allergic to sesame."}]},
+                 config={"configurable": {"user_id": "fay", "thread_id": "f1"}})
+    agent.invoke({"messages": [{"role": "user", "content": "I love sesame bagels."}]},
+                 config={"configurable": {"user_id": "gus", "thread_id": "g1"}})
+    assert [m.content for m in hs.find(f"{ns}:fay")] == ["I'm allergic to sesame.", "Noted."]
+    agent.invoke({"messages": [{"role": "user", "content": "Which seeds am I allergic to?"}]},
+                 config={"configurable": {"user_id": "fay", "thread_id": "f2"}})
+    system = _system(model.prompts[-1])
+    assert "I'm allergic to sesame." in system and "bagels" not in system
+    # the runtime context, when given, still wins
+    assert middleware.namespace_for(type("R", (), {"context": Ctx("hal")})()) == f"{ns}:hal"
