@@ -1,6 +1,6 @@
 """The inspector in a real headless browser: Playwright driving the operating system's Chromium
 against the real server (uvicorn on a free port). In CI the browser must be there: the test fails
-rather than skips without it, like the Redis tests. Leaves a screenshot in ``docs/ui.png``."""
+rather than skips without it, like the Redis tests. ``HINDSIGHT_UPDATE_SCREENSHOT=1`` refreshes ``docs/ui.png``."""
 
 from __future__ import annotations
 
@@ -23,6 +23,8 @@ from .conftest import NS, Clock, Recorded, record_namespace
 
 ROOT = Path(__file__).resolve().parents[2]
 CHILD = Path(__file__).with_name("serve_child.py")
+#: The tracked screenshot is refreshed only on request (HINDSIGHT_UPDATE_SCREENSHOT=1): a test run must not
+#: rewrite a tracked file.
 SCREENSHOT = ROOT / "docs" / "ui.png"
 
 
@@ -142,7 +144,9 @@ def test_inspector_in_a_real_browser(chromium: str, server: str, recorded_dir: R
             page.goto(server + f"/memory/{recorded.allergy_fact.id}")
             assert page.locator("#activation svg .cold-threshold").count() == 1
             assert page.locator("#activation svg circle.recall").count() >= 1
-            SCREENSHOT.parent.mkdir(exist_ok=True)
-            page.screenshot(path=str(SCREENSHOT), full_page=True)
+            shot = page.screenshot(full_page=True)
+            assert shot.startswith(b"\x89PNG")
+            if os.environ.get("HINDSIGHT_UPDATE_SCREENSHOT") == "1":
+                SCREENSHOT.write_bytes(shot)
         finally:
             browser.close()
