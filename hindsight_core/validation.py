@@ -204,5 +204,7 @@ def parse_jsonl(text: str, *, where: str = "") -> list[Any]:
             rows.append(json.loads(line))
         except json.JSONDecodeError as exc:
             raise InvalidInputError(f"{where + ' ' if where else ''}line {number} is not JSON: {exc.msg}") from None
+        except RecursionError:  # the decoder recurses: a value nested some thousands deep
+            raise InvalidInputError(f"{where + ' ' if where else ''}line {number} is nested too deep") from None
     return rows
 

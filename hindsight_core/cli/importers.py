@@ -70,6 +70,8 @@ def detect(text: str) -> str:
         whole: Any = json.loads(stripped)
     except json.JSONDecodeError:
         whole = None
+    except RecursionError:  # the decoder recurses: a document nested some thousands deep
+        raise InvalidInputError("the file is nested too deep to be an import") from None
     if isinstance(whole, Mapping) and isinstance(whole.get("store"), Mapping):
         return "llamaindex"
     if isinstance(whole, list) and whole and all(
@@ -96,6 +98,8 @@ def parse(text: str, fmt: str = "auto", *, session_id: str | None = None, scope:
         whole = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InvalidInputError(f"a {resolved} file is one JSON document: {exc.msg}") from None
+    except RecursionError:
+        raise InvalidInputError(f"the {resolved} document is nested too deep") from None
     if resolved == "langchain":
         return Parsed("langchain", events=_langchain(whole, session_id or scope))
     return Parsed("llamaindex", events=_llamaindex(whole))

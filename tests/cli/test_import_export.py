@@ -7,6 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from hindsight_core import Hindsight
 
 NS = "user:liu"
@@ -178,3 +180,16 @@ def test_export_then_import_elsewhere_round_trips_exactly(
     assert renamed.exit_code == 2 and "another namespace" in renamed.stderr
     assert [r["namespace"] for r in cli("namespaces", "--json", path=fresh).json()] == [NS]
     assert cli("export", "user:nobody").exit_code == 1
+
+
+@pytest.mark.parametrize("text", [
+    "[" * 100_000 + "]" * 100_000 + "\n",  # one JSON document (the LangChain shape is a list)
+    '{"content": "hi"}\n' + '{"a": ' * 100_000 + "1" + "}" * 100_000 + "\n",  # a JSONL line
+])
+def test_input_nested_absurdly_deep_exits_2_with_a_message(cli: Callable[..., Any], tmp_path: Path, text: str) -> None:
+    path = tmp_path / "deep.jsonl"
+    path.write_text(text, encoding="utf-8")
+    result = cli("import", str(path), "--namespace", "user:deep")
+    assert result.exit_code == 2, result.stdout
+    assert "nested too deep" in result.stdout + result.stderr
+    assert "user:deep" not in cli("ls", "--json").stdout  # nothing was imported
