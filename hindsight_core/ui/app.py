@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
     from hindsight_core.engine import Hindsight
 
+
 class _NoFraming:
     """Pure ASGI middleware: no page of the inspector may be framed by another site (a framed page is
     how a click on someone else's site becomes a click on "Forget")."""
