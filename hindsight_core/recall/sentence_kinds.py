@@ -81,11 +81,6 @@ REQUESTS: tuple[str, ...] = (
     "帮我选个手机套餐。",
     "出差去奥斯陆要带些什么？",
     "给我推荐一个周末爱好。",
-    "What should I stay away from at the buffet?",
-    "Which exercises should I skip this week?",
-    "I have a sore throat, what can I drink?",
-    "我最近该少吃点什么？",
-    "感冒了，吃什么药好？",
 )
 
 #: Not requests: questions of fact, questions about what happened, statements, small talk.

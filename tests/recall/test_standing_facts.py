@@ -148,16 +148,3 @@ def test_an_offer_is_not_reinforced(offering_engine: Hindsight, clock: FixedCloc
     offering_engine.flush_recall_log()
     used = offering_engine.get(kiwi.id)
     assert used is not None and used.access_count == kiwi.access_count + 1
-
-
-def test_advice_for_the_asker_is_a_request_the_allergy_shapes(engine: Hindsight, clock: FixedClock) -> None:
-    """The issue's first-contact case: "What should I avoid eating?" asks for advice for the asker, so
-    it is offered the stated allergy; a question of fact about the same person is not a request."""
-    for role, text in [("user", "I'm allergic to peanuts."), ("assistant", "Noted, no peanuts."),
-                       ("user", "Can you explain how compound interest works?"),
-                       ("assistant", "Interest is added to the principal, so later interest is earned on interest.")]:
-        engine.record(text, "user:p", session_id="s1", role=role)
-        clock.advance(minutes=1)
-    clock.advance(days=2)
-    assert "allergic to peanuts" in engine.recall("What should I avoid eating?", "user:p", session_id="s2").to_prompt()
-    assert engine.recall("What is the capital of Peru?", "user:p", session_id="s2").hits == []
