@@ -11,12 +11,31 @@ import hashlib
 import random
 import time
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from hindsight_core.embeddings.base import Embedder
+
+
+class Clock:
+    """The engine's clock, set by a benchmark to each recorded turn, sweep and question."""
+
+    def __init__(self, start: datetime = datetime(2020, 1, 1, tzinfo=UTC)) -> None:
+        self.current = start
+
+    def __call__(self) -> datetime:
+        return self.current
+
+
+def iso_time(raw: str) -> datetime:
+    """An ISO time from a data file; it must name its zone (a naive time would be read as local)."""
+    value = datetime.fromisoformat(raw)
+    if value.tzinfo is None:
+        raise ValueError(f"time {raw!r} has no timezone")
+    return value
 
 
 def part_of(item_id: str) -> str:

@@ -42,7 +42,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._measure import CachedEmbedder
+from benchmarks._measure import CachedEmbedder, Clock, iso_time
 from hindsight_core import Hindsight, HindsightConfig
 from hindsight_core.embeddings.base import Embedder
 
@@ -52,23 +52,6 @@ FORBID_ONLY = frozenset({"filler", "offtopic", "tenant"})
 DEFAULT_K = 5
 #: Characters of the injected text a failure line shows.
 SHOWN = 200
-
-
-class Clock:
-    """The engine's clock, set by the runner to each turn, sweep and question."""
-
-    def __init__(self, now: datetime) -> None:
-        self.current = now
-
-    def __call__(self) -> datetime:
-        return self.current
-
-
-def _when(raw: str) -> datetime:
-    value = datetime.fromisoformat(raw)
-    if value.tzinfo is None:
-        raise ValueError(f"time {raw!r} has no timezone")
-    return value
 
 
 @dataclass
@@ -124,9 +107,9 @@ def timeline(scenario: dict[str, Any]) -> list[Step]:
     owned = [(o["namespace"], s) for o in scenario.get("other_namespaces") or [] for s in o["sessions"]]
     owned += [(scenario["namespace"], s) for s in scenario["sessions"]]
     for namespace, session in owned:
-        steps.append(Step(_when(session["start"]), False, len(steps), namespace, session))
+        steps.append(Step(iso_time(session["start"]), False, len(steps), namespace, session))
     for raw in scenario.get("sweep_at") or []:
-        steps.append(Step(_when(raw), True, len(steps)))
+        steps.append(Step(iso_time(raw), True, len(steps)))
     return sorted(steps)
 
 
@@ -190,7 +173,7 @@ def run_scenario(scenario: dict[str, Any], workdir: Path, embedder: Embedder | N
     run = ScenarioRun(id=str(scenario.get("id", "?")))
     started = time.perf_counter()
     steps = timeline(scenario)
-    clock = Clock(steps[0].when if steps else _when(scenario["queries"][0]["at"]))
+    clock = Clock(steps[0].when if steps else iso_time(scenario["queries"][0]["at"]))
     hs = Hindsight(workdir, clock=clock, embedder=embedder, config=config, background_consolidation=False)
     try:
         last = _replay(scenario, hs, clock, run, replay)
@@ -202,7 +185,7 @@ def run_scenario(scenario: dict[str, Any], workdir: Path, embedder: Embedder | N
                 hs.consolidate(namespace)
         for index, query in enumerate(scenario["queries"]):
             kind = query.get("kind", "answerable")
-            clock.current = _when(query["at"])
+            clock.current = iso_time(query["at"])
             result = hs.recall(query["text"], scenario["namespace"], session_id=query.get("session_id"),
                                k=int(query.get("k", DEFAULT_K)), now=clock.current)
             prompt = result.to_prompt()

@@ -22,6 +22,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks._measure import Clock
 from benchmarks._report import write_section
 from hindsight_core import Hindsight, HindsightConfig, Layer
 from hindsight_core.embeddings.e5 import E5Embedder
@@ -57,14 +58,6 @@ FACTS = [
 ]
 HOT = 6  # the first HOT facts are asked about every week
 FREQUENT = 12  # a fact injected at least this often in the year counts as "frequently recalled"
-
-
-class Clock:
-    def __init__(self, start: datetime) -> None:
-        self.current = start
-
-    def __call__(self) -> datetime:
-        return self.current
 
 
 def _snapshot(hs: Hindsight, facts: dict[str, str], hot_ids: set[str], created: set[str], day: int) -> dict[str, Any]:

@@ -33,7 +33,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _measure import CachedEmbedder, floor_margin, part_of
+from _measure import CachedEmbedder, Clock, floor_margin, part_of
 
 from hindsight_core import Hindsight, HindsightConfig
 from hindsight_core.recall.keyword import KeywordIndex, tokenize
@@ -196,14 +196,6 @@ class Scores:
                 "p95": round(lat[min(len(lat) - 1, int(0.95 * len(lat)))], 2),
             },
         }
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.current = datetime(2020, 1, 1, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        return self.current
 
 
 def run(conversations: list[Conversation], ks: Sequence[int], workdir: Path, progress: bool,

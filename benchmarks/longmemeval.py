@@ -39,7 +39,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _measure import CachedEmbedder, floor_margin, part_of
+from _measure import CachedEmbedder, Clock, floor_margin, part_of
 from locomo import OFF_TOPIC
 
 from hindsight_core import Hindsight, HindsightConfig
@@ -129,14 +129,6 @@ def measure(q: Question, ranked_turns: Sequence[str]) -> dict[str, float]:
         if turns:
             out[f"turn@{k}"] = len(turns & set(ranked_turns[:k])) / len(turns)
     return out
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.current = datetime(2020, 1, 1, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        return self.current
 
 
 def run(questions: list[Question], workdir: Path, cache: Path, *, depth: int, progress: bool,

@@ -16,12 +16,13 @@ import tempfile
 import traceback
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks._measure import Clock, iso_time
 from hindsight_core import Hindsight, HindsightConfig
 from hindsight_core.embeddings.base import Embedder
 
@@ -43,24 +44,9 @@ class Outcome:
     error: str | None = None
 
 
-class Clock:
-    def __init__(self, now: datetime) -> None:
-        self.current = now
-
-    def __call__(self) -> datetime:
-        return self.current
-
-
-def _when(raw: str) -> datetime:
-    value = datetime.fromisoformat(raw)
-    if value.tzinfo is None:
-        raise ValueError(f"time {raw!r} has no timezone")
-    return value
-
-
 def _record_sessions(hs: Hindsight, clock: Clock, namespace: str, sessions: Sequence[dict[str, Any]]) -> None:
     for session in sessions:
-        start = _when(session["start"])
+        start = iso_time(session["start"])
         for i, (role, text) in enumerate(session["turns"]):
             clock.current = start + timedelta(minutes=i)
             hs.record(text, namespace, session_id=session["session_id"], role=role, occurred_at=clock.current)
@@ -85,8 +71,8 @@ def run_scenario(scenario: dict[str, Any], workdir: Path, embedder: Embedder,
     needs = [name for name, flag in (("consolidate", scenario.get("consolidate")),
                                      ("procedures", scenario.get("procedures"))) if flag]
     outcome = Outcome(id=str(scenario.get("id", "?")), passed=False, needs=needs)
-    first = min((_when(s["start"]) for s in scenario.get("sessions", [])), default=None)
-    clock = Clock(first or _when(scenario["queries"][0]["at"]))
+    first = min((iso_time(s["start"]) for s in scenario.get("sessions", [])), default=None)
+    clock = Clock(first or iso_time(scenario["queries"][0]["at"]))
     hs = Hindsight(workdir, clock=clock, embedder=embedder, config=config)
     try:
         namespace = scenario["namespace"]
@@ -98,7 +84,7 @@ def run_scenario(scenario: dict[str, Any], workdir: Path, embedder: Embedder,
         if scenario.get("consolidate"):
             hs.consolidate(namespace)  # type: ignore[attr-defined]
         for query in scenario["queries"]:
-            clock.current = _when(query["at"])
+            clock.current = iso_time(query["at"])
             result = hs.recall(query["text"], namespace, session_id=query.get("session_id"),
                                k=int(query.get("k", 5)), now=clock.current)
             prompt = result.to_prompt()
