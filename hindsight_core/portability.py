@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, ValidationError
+from ulid import ULID
 
 from hindsight_core.errors import InvalidInputError, UnknownNamespaceError
 from hindsight_core.progress import Progress, track
@@ -100,8 +100,10 @@ class PortabilityService:
         check_metadata(raw.get("metadata"), max_depth=cfg.max_metadata_depth, max_bytes=cfg.max_metadata_bytes)
         m = Memory.model_validate(raw)
         for mid in (m.id, *m.source_ids, *([m.superseded_by] if m.superseded_by else [])):
-            if not isinstance(mid, str) or not _MEMORY_ID.fullmatch(mid):
-                raise InvalidInputError(f"{mid!r} is not a memory id (a ULID)")
+            try:
+                ULID.from_str(mid)  # the ids the engine gives memories; an import names no other kind
+            except ValueError:
+                raise InvalidInputError(f"{mid!r} is not a memory id (a ULID)") from None
         check_text(m.content, max_chars=cfg.max_content_chars)
         check_role(m.role, max_chars=cfg.max_role_chars)
         check_session_id(m.session_id)
@@ -239,10 +241,6 @@ class PortabilityService:
                 self.ctx.outbox.apply(chunk)
                 bar.advance(len(chunk))
         return report
-
-
-#: The ids the engine gives memories are ULIDs; an import names no other kind of id.
-_MEMORY_ID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")
 
 
 def _demotion_record(record: Mapping[str, Any]) -> Demotion:

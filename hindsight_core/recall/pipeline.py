@@ -53,7 +53,7 @@ from hindsight_core.recall.fusion import (
 from hindsight_core.recall.keyword import tokenize
 from hindsight_core.recall.log import LogEntry, RecallRecorder
 from hindsight_core.recall.moments import Spread
-from hindsight_core.recall.profile import CONTENT_FREE, STATE, standing_kinds
+from hindsight_core.recall.profile import CONTENT_FREE, STATE, memory_kinds
 from hindsight_core.recall.rerank import Reranker, rerank
 from hindsight_core.recall.scoring import final_score
 from hindsight_core.recall.snapshot_file import SnapshotFiles
@@ -778,11 +778,11 @@ class RecallPipeline:
         return {STATE} if kinds.request(query_vector) > self.config.recall.request_bar else set()
 
     def _standing_of(self, memories: Sequence[Memory], vectors: np.ndarray) -> list[tuple[str, ...]]:
-        """The standing-fact kinds of memories being added to a snapshot (``CorpusCache``)."""
+        """The kinds (standing fact, content-free) of memories being added to a snapshot (``CorpusCache``)."""
         if not memories:
             return []
         kinds = sentence_kinds.for_embedder(self.embedder)
-        return standing_kinds(memories, kinds.standing(vectors), kinds.content_free(vectors))
+        return memory_kinds(memories, kinds.standing(vectors), kinds.content_free(vectors))
 
     def _live(
         self, ordered: list[tuple[str, float]], fresh: dict[str, Memory], namespace: str

@@ -27,7 +27,7 @@ CONTENT_FREE = "content_free"
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i’m|i've|i'd|i'll|me|my|mine|myself)\b|我", re.IGNORECASE)
 
 
-def standing_kinds(memories: Sequence[Memory], scores: np.ndarray, content_free: np.ndarray) -> list[tuple[str, ...]]:
+def memory_kinds(memories: Sequence[Memory], scores: np.ndarray, content_free: np.ndarray) -> list[tuple[str, ...]]:
     """For each memory, its kind: ``(STATE,)`` for a standing fact, ``(CONTENT_FREE,)`` for a turn that
     says nothing to recall, or none. ``scores`` are the standing-state classifier's and ``content_free``
     the content-free classifier's (``SentenceKinds``) for the memories' vectors."""

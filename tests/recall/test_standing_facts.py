@@ -16,7 +16,7 @@ import pytest
 from hindsight_core import Hindsight
 from hindsight_core.embeddings.e5 import E5Embedder
 from hindsight_core.recall import sentence_kinds
-from hindsight_core.recall.profile import CONTENT_FREE, STATE, standing_kinds
+from hindsight_core.recall.profile import CONTENT_FREE, STATE, memory_kinds
 from hindsight_core.types import Layer, Memory
 
 from ..conftest import FixedClock
@@ -96,10 +96,10 @@ def test_a_standing_fact_is_a_persons_own_state() -> None:
         memory("I'm allergic to kiwi, really."),
     ]
     scores = np.array([1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, -0.1])
-    assert standing_kinds(memories, scores, -np.ones(8)) == [(STATE,), (), (STATE,), (), (STATE,), (), (STATE,), ()]
+    assert memory_kinds(memories, scores, -np.ones(8)) == [(STATE,), (), (STATE,), (), (STATE,), (), (STATE,), ()]
     # a content-free turn is that and nothing else; a distilled fact never is one
     free = np.array([1.0, -1.0, -1.0, -1.0, 1.0, -1.0, -1.0, -1.0])
-    assert standing_kinds(memories, scores, free)[:5] == [(CONTENT_FREE,), (), (STATE,), (), (STATE,)]
+    assert memory_kinds(memories, scores, free)[:5] == [(CONTENT_FREE,), (), (STATE,), (), (STATE,)]
 
 
 @pytest.fixture
