@@ -57,9 +57,16 @@ class Inspection:
             status=_status(status), limit=limit,
         )
 
+    def held(self, memories: Iterable[Memory]) -> set[str]:
+        """Ids of ``memories`` the sweep never makes cold: pinned ones and current standing facts
+        (``lifecycle/standing.py``)."""
+        from hindsight_core.lifecycle.standing import held
+
+        return held(self.ctx, list(memories))
+
     def fading(self, namespace: str, days: float, *, limit: int = 200) -> list[Memory]:
         """What the sweep makes cold within ``days`` if nothing recalls it, lowest activation now first
-        (pinned memories never fade)."""
+        (pinned memories and current standing facts never fade)."""
         namespace = check_namespace(namespace)
         cfg = self.ctx.config
         now = to_ts(self.ctx.now())
@@ -71,8 +78,9 @@ class Inspection:
                     namespace, layer.value, rate=rate, at=now + days * _DAY, cold_log=cfg.lifecycle.cold_log_activation,
                     idle_s=cfg.lifecycle.cold_idle_days * _DAY, limit=limit,
                 )
+        kept = self.held(found)
         return sorted(
-            (m for m in found if not m.pinned),
+            (m for m in found if m.id not in kept),
             key=lambda m: m.activation.log_at(now, cfg.activation.rate(m.layer)),
         )[:limit]
 

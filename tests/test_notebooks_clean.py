@@ -95,12 +95,14 @@ def test_year_of_activation_matches_what_sweep_did() -> None:
     nb = _execute("llamaindex_agent.ipynb")
     rows = {line.split("  ")[0]: line for line in _text(nb).splitlines() if line.startswith(("fact: ", "episode: "))}
     assert "archived on day" in rows["episode: whale documentary"]  # never recalled: cold, then archived
-    assert "archived on day" in rows["fact: cat's name (importance 2)"]
-    assert " active " in rows["fact: peanut allergy (importance 4)"]  # recalled every week
+    assert "archived on day" in rows["fact: hotel rooftop (importance 2)"]  # never recalled, not standing
+    allergy = rows["fact: peanut allergy (importance 4)"]
+    assert " active " in allergy and "kept while current" in allergy  # a standing fact: the sweep holds it
     assert " active " in rows["fact: Lisbon budget"]  # recalled until May, fading slowly since
     text = _text(nb)
     archive = text.split("….jsonl holds:")[1].split("\n\n")[0]  # the archive file, read back
-    assert "'Yesterday I watched a documentary about whales'" in archive and "'My cat is called Miso'" in archive
+    assert "'Yesterday I watched a documentary about whales'" in archive
+    assert "'The hotel in Porto had a rooftop bar'" in archive
     assert "peanuts" not in archive and "Lisbon" not in archive
     assert "The user lives in Berlin" in text and "-> 'The user lives in Lisbon'" in text  # the conflict
     prompt = text.split("recall now injects:")[1].split("conflicts resolved")[0]

@@ -297,7 +297,7 @@ def show(
         changes = [edit.model_dump(mode="json") for edit in chain.edits]
         edits["history"] = changes
         demotions = [d.model_dump(mode="json") for d in chain.demotions]
-        outlook = forecast(m, hs.config)
+        outlook = forecast(m, hs.config, held=m.id in hs.inspection.held([m]))
         if as_json:
             _print_json({
                 "memory": _memory_json(hs, m), "sources": [_memory_json(hs, s) for s in sources],
@@ -598,7 +598,8 @@ def sweep(
             due = set(report.cooled_ids)
             scope = [namespace] if namespace is not None else hs.namespaces()
             candidates = [m for ns in scope for m in hs.find(ns, status=Status.ACTIVE) if m.id not in due]
-            outlooks = [(forecast(m, hs.config), m) for m in candidates]
+            kept = hs.inspection.held(candidates)
+            outlooks = [(forecast(m, hs.config, held=m.id in kept), m) for m in candidates]
             ranked = sorted((o for o in outlooks if o[0].cold_at is not None), key=lambda o: o[0].cold_at)  # type: ignore[arg-type,return-value]
             for f, m in ranked[:upcoming]:
                 soon.append({"id": m.id, "namespace": m.namespace, "cold_at": f.cold_at, "archive_at": f.archive_at,

@@ -24,7 +24,7 @@ from ulid import ULID
 from hindsight_core.activation import math as activation_math
 from hindsight_core.clock import aware, to_ts
 from hindsight_core.errors import ArchiveError, InvalidInputError, MemoryArchivedError, MemoryNotFoundError
-from hindsight_core.lifecycle import archive
+from hindsight_core.lifecycle import archive, standing
 from hindsight_core.lifecycle.integrate import Integrator, procedure_content
 from hindsight_core.lifecycle.schema import ExtractionContext, ExtractionError, ExtractionResult, Extractor
 from hindsight_core.lifecycle.types import ConsolidationReport, RestoreReport, SweepReport
@@ -569,8 +569,9 @@ class LifecycleService:
         """Evict: expired ``state`` memories and memories whose activation fell below
         ``cold_log_activation`` after ``cold_idle_days`` idle become cold (out of the indexes, kept in the
         store); cold memories idle past ``archive_after_days`` go to the namespace's JSONL archive and are
-        deleted. Idle time runs from the last reinforcement (``activation.ref_time``). Memories whose
-        metadata sets ``"pinned": true`` (key/value items an application reads back by key) never fade out.
+        deleted. Idle time runs from the last reinforcement (``activation.ref_time``). Pinned memories
+        (``pin``, key/value items) and current standing facts (an allergy, a condition, a family member:
+        ``lifecycle/standing.py``) never fade out.
 
         ``dry_run=True`` computes the same report (ids, counts, archive files) and writes nothing: it is
         what a real sweep at ``now`` would do. ``progress`` counts the steps (and the namespaces archived)."""
@@ -605,11 +606,12 @@ class LifecycleService:
             rate = self.config.activation.rate(layer)
             if rate <= 0:
                 continue
-            for m in self.store.fading(
+            faded = [m for m in self.store.fading(
                 ns, layer.value, rate=rate, at=ts, cold_log=cfg.cold_log_activation, idle_s=cfg.cold_idle_days * _DAY
-            ):
-                if m.id not in seen and not m.pinned:
-                    cooled.append(m.model_copy(update={"status": Status.COLD, "updated_at": when}))
+            ) if m.id not in seen]
+            kept = standing.held(self.ctx, faded)
+            cooled += [m.model_copy(update={"status": Status.COLD, "updated_at": when})
+                       for m in faded if m.id not in kept]
         if not dry_run:
             self._write(cooled)
         report.cooled = len(cooled) - report.expired

@@ -36,11 +36,12 @@ def memory_kinds(memories: Sequence[Memory], scores: np.ndarray, content_free: n
         if m.layer == Layer.EPISODIC and float(free) > 0.0:
             out.append((CONTENT_FREE,))
         else:
-            out.append((STATE,) if _states(m, float(s)) else ())
+            out.append((STATE,) if is_standing(m, float(s)) else ())
     return out
 
 
-def _states(memory: Memory, score: float) -> bool:
+def is_standing(memory: Memory, score: float) -> bool:
+    """Whether ``memory`` is a standing fact, given the standing classifier's ``score`` for its vector."""
     if score <= 0.0:
         return False
     if memory.layer == Layer.SEMANTIC:

@@ -183,6 +183,7 @@ def create_app(engine: Hindsight, *, writable: bool = False, allowed_hosts: list
         curve = activation_curve(
             memory, rate=cfg.activation.rate(memory.layer), now=now_ts(), lifecycle=cfg.lifecycle,
             reinforce_weight=cfg.activation.reinforce_weight, injections=injections,
+            held=memory.id in engine.inspection.held([memory]),
         )
         return page(
             request, "memory.html", title=f"Memory {memory.id}", m=memory, ns=ns,

@@ -59,9 +59,10 @@ def _log_at(log_base: float, ref: float, rate: float, t: float) -> float:
 
 def activation_curve(
     memory: Memory, *, rate: float, now: float, lifecycle: LifecycleConfig, reinforce_weight: float,
-    injections: Sequence[tuple[float, float]],
+    injections: Sequence[tuple[float, float]], held: bool = False,
 ) -> ActivationCurve:
-    """``injections`` are ``(time, relevance)`` of logged recalls that injected the memory."""
+    """``injections`` are ``(time, relevance)`` of logged recalls that injected the memory; ``held``: a
+    current standing fact, which the sweep does not let fade (``Inspection.held``)."""
     act = memory.activation
     start = min(to_ts(memory.occurred_at), to_ts(memory.created_at), act.ref_time)
     curve = ActivationCurve(start=start, now=now, rate=rate, cold_log=lifecycle.cold_log_activation)
@@ -84,7 +85,7 @@ def activation_curve(
     curve.reinforcements = rebuilt[::-1]
     curve.now_log = act.log_at(now, rate)
     pinned = memory.pinned
-    cold_at, archive_at = cold_and_archive(memory, rate, lifecycle)
+    cold_at, archive_at = cold_and_archive(memory, rate, lifecycle, held=held)
     if memory.status == Status.ACTIVE and cold_at is not None and archive_at is not None:
         curve.cold_at = max(cold_at, now)
         curve.archive_at = max(archive_at, curve.cold_at)
@@ -94,6 +95,8 @@ def activation_curve(
         curve.note = "cold: out of the indexes; archived by the first sweep after this date"
     elif pinned:
         curve.note = "pinned: never fades out"
+    elif held and memory.status == Status.ACTIVE:
+        curve.note = "a standing fact about the person: kept while current, until a later statement replaces it"
     elif rate <= 0:
         curve.note = "this layer does not decay"
     else:

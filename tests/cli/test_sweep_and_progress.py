@@ -81,6 +81,24 @@ def test_forecast_matches_when_the_sweep_cools(open_engine: Callable[[Path], Hin
         hs.sweep(dry_run="yes")  # type: ignore[arg-type]
 
 
+def test_show_and_the_dry_run_agree_with_the_sweep_that_a_standing_fact_is_held(
+    cli: Callable[..., Any], open_engine: Callable[[Path], Hindsight], data_dir: Path, clock: Any
+) -> None:
+    hs = open_engine(data_dir)
+    allergy = hs.record("I'm allergic to aspirin, it gives me breathing trouble.", "u1")
+    visit = hs.record("I visited Ghent once", "u1")
+    hs.close()
+    assert cli("show", allergy.id, "--json").json()["forecast"] == {
+        "memory_id": allergy.id, "cold_at": None, "archive_at": None}
+    assert cli("show", visit.id, "--json").json()["forecast"]["cold_at"] is not None
+    clock.advance(days=400)
+    plan = cli("sweep", "--dry-run", "--now", clock().isoformat(), "--json").json()
+    assert plan["archived_ids"] == [visit.id]
+    hs = open_engine(data_dir)
+    assert hs.sweep().archived_ids == [visit.id]
+    assert hs.get(allergy.id) is not None
+
+
 def test_progress_callbacks_count_every_long_operation(
     open_engine: Callable[[Path], Hindsight], data_dir: Path, clock: Any, tmp_path: Path
 ) -> None:
@@ -91,7 +109,7 @@ def test_progress_callbacks_count_every_long_operation(
     def recorder(name: str) -> Callable[[int, int], None]:
         return lambda done, total: seen.setdefault(name, []).append((done, total))
 
-    events = [{"content": f"I went hiking in valley number {i}", "session_id": "s1"} for i in range(10)]
+    events = [{"content": f"We went hiking in valley number {i} last weekend", "session_id": "s1"} for i in range(10)]
     hs.record_many(events, "u1", progress=recorder("record"))
     assert seen["record"][0] == (0, 10) and seen["record"][-1] == (10, 10) and len(seen["record"]) == 4
     hs.consolidate("u1", progress=recorder("consolidate"))

@@ -15,6 +15,7 @@ from hindsight_core.types import PERSISTENT_LAYERS, Layer
 
 CATS = "I'm allergic to cats, they make me sneeze"
 CATS_AGAIN = "As I said, I am allergic to cats"
+TILES = "We decided to go with the blue tiles for the bathroom."
 CITY = "I moved to Shanghai last weekend, the new flat is near Jing'an temple."
 TOMBSTONES = "erased_memories"
 
@@ -168,27 +169,27 @@ def test_an_episode_erased_during_consolidation_does_not_come_back_as_a_fact(
 def test_forget_erases_an_archived_memory_from_its_archive_and_what_was_drawn_from_it(
     tmp_path: Path, embedder: object, clock: object
 ) -> None:
-    ns = "user:archived"
+    ns = "user:archived"  # events: a standing fact (an allergy) would be held, not archived
     with Hindsight(tmp_path / "data", embedder=embedder, clock=clock, background_consolidation=False) as hs:
-        cats = hs.record(CATS, ns, session_id="s1")
+        tiles = hs.record(TILES, ns, session_id="s1")
         city = hs.record(CITY, ns, session_id="s1")
         hs.consolidate(ns)
-        fact = next(m for m in hs.find(ns, layer=Layer.SEMANTIC) if cats.id in m.source_ids)
+        fact = next(m for m in hs.find(ns, layer=Layer.SEMANTIC) if tiles.id in m.source_ids)
         clock.advance(days=400)  # type: ignore[attr-defined]
         report = hs.sweep()
-        assert {cats.id, city.id} <= set(report.archived_ids)
+        assert {tiles.id, city.id} <= set(report.archived_ids)
         path = hs.archive_path(ns)
-        assert CATS.encode() in path.read_bytes()
+        assert TILES.encode() in path.read_bytes()
 
-        assert hs.forget(cats.id) is True
-        assert hs.forget(cats.id) is False  # gone everywhere now
+        assert hs.forget(tiles.id) is True
+        assert hs.forget(tiles.id) is False  # gone everywhere now
 
         archived = path.read_bytes()
-        assert cats.id.encode() not in archived and CATS.encode() not in archived
+        assert tiles.id.encode() not in archived and TILES.encode() not in archived
         assert fact.id.encode() not in archived and fact.content.encode() not in archived
         assert CITY.encode() in archived  # the rest of the archive is untouched and whole
-        mentions = _mentions(_sqlite(hs), [cats.id, fact.id, CATS, fact.content])
-        assert mentions == {cats.id: {f"{TOMBSTONES}.memory_id"}, fact.id: {f"{TOMBSTONES}.memory_id"}}
+        mentions = _mentions(_sqlite(hs), [tiles.id, fact.id, TILES, fact.content])
+        assert mentions == {tiles.id: {f"{TOMBSTONES}.memory_id"}, fact.id: {f"{TOMBSTONES}.memory_id"}}
         restored = hs.restore(path)
         assert restored.damaged == []
         assert {m.content for m in hs.find(ns, layer=Layer.EPISODIC)} == {CITY}

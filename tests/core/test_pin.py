@@ -1,4 +1,4 @@
-"""``pin``: a memory that must not go cold while it holds (an allergy said once) never fades out; the
+"""``pin``: a memory that must not go cold while it holds (where a key was left) never fades out; the
 sweep passes it by, a cooled one comes back, ``unpin`` lets it fade again. On SQLite and PostgreSQL."""
 
 from __future__ import annotations
@@ -18,20 +18,21 @@ def test_a_pinned_memory_outlives_the_sweep_that_archives_its_neighbour(
     open_engine: Callable[[], Hindsight], clock: Any
 ) -> None:
     hs = open_engine()
-    allergy = hs.record("I'm allergic to peanuts.", NS, session_id="s1")
-    cat = hs.record("My cat is called Miso.", NS, session_id="s1")
-    pinned = hs.pin(allergy.id, namespace=NS)
-    assert pinned.pinned and hs.get(allergy.id) == pinned
-    assert hs.pin(allergy.id) == pinned  # already pinned: nothing changes
+    # two events (a standing fact, such as an key, is held without a pin: tests/lifecycle/test_standing.py)
+    key = hs.record("Yesterday I left my spare key under the blue flowerpot.", NS, session_id="s1")
+    film = hs.record("We watched a film about cats at the cinema yesterday.", NS, session_id="s1")
+    pinned = hs.pin(key.id, namespace=NS)
+    assert pinned.pinned and hs.get(key.id) == pinned
+    assert hs.pin(key.id) == pinned  # already pinned: nothing changes
 
     clock.advance(days=200)
     report = hs.sweep()
-    assert cat.id in report.archived_ids  # idle past the archive age: cooled and archived in one pass
-    assert allergy.id not in report.cooled_ids and allergy.id not in report.archived_ids
-    assert [m.id for m in hs.find(NS)] == [allergy.id]
-    assert "peanuts" in hs.recall("What should I avoid eating?", NS, track=False).to_prompt()
+    assert film.id in report.archived_ids  # idle past the archive age: cooled and archived in one pass
+    assert key.id not in report.cooled_ids and key.id not in report.archived_ids
+    assert [m.id for m in hs.find(NS)] == [key.id]
+    assert "flowerpot" in hs.recall("Where did I leave my spare key?", NS, track=False).to_prompt()
 
-    unpinned = hs.unpin(allergy.id, namespace=NS)
+    unpinned = hs.unpin(key.id, namespace=NS)
     assert not unpinned.pinned and "pinned" not in unpinned.metadata
     clock.advance(days=400)
     hs.sweep()

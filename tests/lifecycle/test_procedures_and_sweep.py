@@ -117,14 +117,14 @@ def test_malformed_archive_restores_nothing(engine: Hindsight, tmp_path: Path) -
 
 
 def test_forget_namespace_removes_jobs_and_archive(engine: Hindsight, clock) -> None:
-    engine.record("I live in Rome.", "user:f")
+    engine.record("We decided to go with the blue tiles for the bathroom.", "user:f")
     engine.consolidate("user:f")
     clock.advance(days=200)
     engine.record("fresh", "user:g")
     engine.sweep()
     engine.sweep()
     assert engine.archive_path("user:f").exists()
-    engine.record("I live in Milan.", "user:f")
+    engine.record("We decided on green tiles after all.", "user:f")
     engine.forget_namespace("user:f")
     assert not engine.archive_path("user:f").exists()
     assert engine.store.query("SELECT COUNT(*) FROM consolidation_jobs WHERE namespace = 'user:f'")[0][0] == 0
@@ -141,7 +141,7 @@ async def test_async_twins_sweep_restore_and_feedback(engine: Hindsight, clock) 
 
 
 def test_forget_namespace_reaches_a_namespace_that_lives_only_in_the_archive(engine: Hindsight, clock) -> None:
-    engine.record("I keep my spare key under the blue flowerpot.", "user:gone")
+    engine.record("Yesterday I left my spare key under the blue flowerpot.", "user:gone")
     clock.advance(days=200)
     engine.record("fresh", "user:other")
     engine.sweep()
