@@ -33,7 +33,8 @@ if TYPE_CHECKING:
 
 
 def held(ctx: EngineContext, memories: Sequence[Memory]) -> set[str]:
-    """Ids of ``memories`` the sweep does not make cold: pinned ones, and active standing facts."""
+    """Ids of ``memories`` the sweep does not make cold: pinned ones, and active standing facts and
+    distilled facts with a slot."""
     out = {m.id for m in memories if m.pinned or (m.status == Status.ACTIVE and _holds_a_value(m))}
     rest = [m for m in memories if m.id not in out and m.status == Status.ACTIVE]
     if not rest:
