@@ -41,6 +41,23 @@ def test_fences_are_recognised() -> None:
 def test_snippets_run_as_written(doc: str, tmp_path: Path) -> None:
     blocks = python_blocks((ROOT / doc).read_text(encoding="utf-8"))
     assert blocks, f"{doc} has no python blocks"
+    _run(blocks, doc, tmp_path)
+
+
+README_BLOCKS = python_blocks((ROOT / "README.md").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("index", range(len(README_BLOCKS)))
+def test_each_readme_block_runs_alone_and_again(index: int, tmp_path: Path) -> None:
+    """A reader pastes one block into a fresh interpreter, then runs it again (a notebook cell re-run, a
+    script started twice in the same directory): it must need no name from an earlier block and leave
+    nothing behind that the second run trips over (an engine left open, a data directory it expects
+    empty)."""
+    line, code = README_BLOCKS[index]
+    _run([(line, code), (line, code)], f"README.md block {index + 1}", tmp_path)
+
+
+def _run(blocks: list[tuple[int, str]], doc: str, tmp_path: Path) -> None:
     (tmp_path / "blocks.json").write_text(json.dumps(blocks), encoding="utf-8")
     (tmp_path / "run.py").write_text(RUNNER, encoding="utf-8")
     work = tmp_path / "work"
