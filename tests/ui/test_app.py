@@ -97,9 +97,12 @@ def test_memory_page_draws_the_activation_curve_with_recalls_and_thresholds(
     svg = page.split('id="activation"', 1)[1].split("</svg>", 1)[0]
     assert svg.count('class="recall"') == 3  # the three recalls that injected it
     assert 'class="cold-threshold"' in svg and "cold threshold (ln A = -3)" in svg
-    assert 'id="cold-at"' in page and 'id="archive-at"' in page
-    never = client.get(f"/memory/{recorded.other.id}").text.split('id="activation"', 1)[1].split("</svg>", 1)[0]
+    # a standing fact (an allergy) is held by the sweep: no day it goes cold, and the page says why
+    assert 'id="cold-at"' not in page and "a standing fact about the person: kept while current" in page
+    other = client.get(f"/memory/{recorded.other.id}").text
+    never = other.split('id="activation"', 1)[1].split("</svg>", 1)[0]
     assert 'class="recall"' not in never
+    assert 'id="cold-at"' in other and 'id="archive-at"' in other  # an event fades and is archived
 
 
 def test_unknown_or_malformed_memory_ids(client: TestClient) -> None:
