@@ -150,8 +150,9 @@ class RecallConfig(BaseModel):
     #: averaged (against the query's cosines to them, and against the memory's own), plus
     #: ``floor_coverage_weight`` × the share of the query's keyword weight it contains. A query returns
     #: nothing unless some candidate reaches ``floor_anchor_base + floor_anchor_spread·sqrt(2 ln n)``
-    #: for a namespace of n memories (less ``floor_history_relief`` with a history cue or a time
-    #: expression); then each candidate needs that bar less ``floor_keep_margin``.
+    #: for a namespace of n memories (less ``floor_history_relief`` with a history cue, a time
+    #: expression or a question about the asker); then each candidate needs that bar less
+    #: ``floor_keep_margin``.
     floor_coverage_weight: float = fitted(3.0, "the development sets")
     floor_anchor_base: float = fitted(0.6, "the development sets")
     floor_anchor_spread: float = fitted(1.1, "the development sets")

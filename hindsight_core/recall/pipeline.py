@@ -405,7 +405,9 @@ class RecallPipeline:
             in_window = window is not None and window.start <= memory.occurred_at < window.end
             evidence[mid] = Evidence(z=z, coverage=cover, in_window=in_window, standing=standing,
                                      rerank=reranked.get(mid) if reranked else None)
-        history = bool(analysis.history_cues or window)
+        # a question about the asker ("What's my trade?") points at their memory as a history cue does:
+        # its answer can be nowhere else, though e5 puts "trade" far from "I'm a plumber"
+        history = bool(analysis.history_cues or window) or self._about_asker(query_vector)
         kept = apply_floor(evidence, cfg, history=history, size=corpus.size)
         keep_bar = floor_bars(cfg, history=history, size=corpus.size)[1]
         offered = {mid for mid in kept if evidence[mid].standing and not clears(evidence[mid], cfg, keep_bar)}
@@ -776,6 +778,10 @@ class RecallPipeline:
         """The standing-fact kinds a query asks to be offered: ``{STATE}`` for a request (profile.py)."""
         kinds = sentence_kinds.for_embedder(self.embedder)
         return {STATE} if kinds.request(query_vector) > self.config.recall.request_bar else set()
+
+    def _about_asker(self, query_vector: np.ndarray) -> bool:
+        """Whether the query asks for a fact of the asker's own life (``SentenceKinds.about_asker``)."""
+        return sentence_kinds.for_embedder(self.embedder).about_asker(query_vector) > 0.0
 
     def _standing_of(self, memories: Sequence[Memory], vectors: np.ndarray) -> list[tuple[str, ...]]:
         """The kinds (standing fact, content-free) of memories being added to a snapshot (``CorpusCache``)."""

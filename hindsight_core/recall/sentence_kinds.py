@@ -1,6 +1,6 @@
-"""Four kinds of sentence, told apart by meaning: a request for something to be chosen or made for the
-asker, a person's statement of a standing state of theirs, a statement that something changed, and a
-turn with no content to recall (thanks, greetings, "好的").
+"""Five kinds of sentence, told apart by meaning: a request for something to be chosen or made for the
+asker, a person's statement of a standing state of theirs, a statement that something changed, a
+turn with no content to recall (thanks, greetings, "好的"), and a question about the asker's own life.
 
 A stated allergy, condition, habit or preference should shape every later request it bears on
 ("推荐点甜品" after "我对芒果过敏"), although the two share no words and sit far apart in embedding space.
@@ -14,7 +14,10 @@ weights (docs/benchmarks.md reports the held-out rates). The third question serv
 (supersede.py): a newer memory replaces an older one only if it states a change ("moved to", "改到"),
 not when it merely says more on the same topic. The fourth keeps small talk out of recall
 (pipeline.py): "Thanks, bye!" must never be injected, while a short answer ("Hill", "绵阳", "H3-215")
-must, so short answers are among its counter-examples.
+must, so short answers are among its counter-examples. The fifth serves the floor (pipeline.py): a
+question about the asker ("What's my trade?", "我是做什么的？") can only be answered from their memory, so
+it anchors on weaker evidence, as a history cue does, while general and how-to questions phrased with
+"I" or "my" ("How do I reset my router?") are its counter-examples.
 
 The weights for the default embedder ship with the package (``SHIPPED``); for any other embedder they are
 fitted on first use and kept for the process."""
@@ -542,6 +545,101 @@ SHORT_CONTENT: tuple[str, ...] = (
 )
 
 
+#: Questions about the asker: what they want to know is a fact of their own life (their work, home,
+#: family, health, plans, what they said before), so the answer can only be in their memory. Written
+#: apart from any evaluation set; how-to and general questions phrased with "I" or "my" are counter-examples.
+ABOUT_ASKER: tuple[str, ...] = (
+    "What do I do for a living?",
+    "Where am I based these days?",
+    "What's my wife called?",
+    "How old are my kids?",
+    "Which languages can I speak?",
+    "Do I have any health conditions?",
+    "What's my dog's name?",
+    "Who is my manager?",
+    "What car do I own?",
+    "Which team do I coach?",
+    "What kind of food do I like best?",
+    "Am I vegetarian?",
+    "How much was I planning to spend on the holiday?",
+    "When is my daughter's birthday?",
+    "What instrument do I play?",
+    "Where did I grow up?",
+    "What does my brother do?",
+    "What time do I usually start work?",
+    "Is there anything I can't eat?",
+    "What did I say my deadline was?",
+    "Which gym do I go to?",
+    "What's my partner's name?",
+    "我的职业是什么？",
+    "我现在住在哪儿？",
+    "我老婆叫什么名字？",
+    "我家孩子多大了？",
+    "我会说哪几种语言？",
+    "我有什么慢性病吗？",
+    "我家狗叫什么？",
+    "我的领导是谁？",
+    "我开的是什么车？",
+    "我老家是哪里的？",
+    "我喜欢吃什么菜？",
+    "我吃素吗？",
+    "这次旅行我打算花多少钱？",
+    "我女儿生日是哪天？",
+    "我会弹什么乐器？",
+    "我在哪家公司上班？",
+    "我姐姐在哪个城市？",
+    "我每天几点上班？",
+    "我爸的身体状况如何？",
+    "我有没有什么忌口？",
+)
+
+#: Questions whose answer is general knowledge, or how-to help with something of the asker's.
+NOT_ABOUT_ASKER: tuple[str, ...] = (
+    "What is the capital of Canada?",
+    "How does a heat pump work?",
+    "When did the Roman empire fall?",
+    "How many legs does a spider have?",
+    "Why is the sea salty?",
+    "What is 12 times 17?",
+    "Who painted The Night Watch?",
+    "What does the word ubiquitous mean?",
+    "How do I reset my router?",
+    "How can I make my sourdough rise more?",
+    "Why does my laptop fan keep spinning?",
+    "How do I renew my passport?",
+    "How do I centre a div in CSS?",
+    "How do I sort a list in Python?",
+    "What's the boiling point of water at altitude?",
+    "How far is the Moon?",
+    "Who invented the telephone?",
+    "What is the tallest mountain in Africa?",
+    "How do I get red wine out of my carpet?",
+    "What's a good way to learn chess?",
+    "What's 20 percent of 350?",
+    "How do vaccines work?",
+    "日本的首都是哪里？",
+    "热泵是怎么工作的？",
+    "唐朝是哪一年灭亡的？",
+    "蜘蛛有几条腿？",
+    "海水为什么是咸的？",
+    "十二乘以十七等于多少？",
+    "《蒙娜丽莎》是谁画的？",
+    "这个词是什么意思？",
+    "我的路由器怎么重置？",
+    "我的电脑开机很慢怎么办？",
+    "护照过期了怎么续签？",
+    "Python里怎么给列表排序？",
+    "月球离地球有多远？",
+    "电话是谁发明的？",
+    "非洲最高的山是哪座？",
+    "衣服上的红酒渍怎么洗掉？",
+    "疫苗是怎么起作用的？",
+    "三百五的百分之二十是多少？",
+    "怎么学好下象棋？",
+    "高原上水的沸点是多少？",
+)
+
+
 @dataclass(frozen=True)
 class SentenceKinds:
     """The classifiers for one embedder: ``request(query_vector)``, ``standing(vectors)``,
@@ -555,9 +653,14 @@ class SentenceKinds:
     change_bias: float
     content_free_weights: np.ndarray
     content_free_bias: float
+    about_asker_weights: np.ndarray
+    about_asker_bias: float
 
     def request(self, query_vector: np.ndarray) -> float:
         return float(query_vector @ self.request_weights + self.request_bias)
+
+    def about_asker(self, query_vector: np.ndarray) -> float:
+        return float(query_vector @ self.about_asker_weights + self.about_asker_bias)
 
     def standing(self, vectors: np.ndarray) -> np.ndarray:
         return np.asarray(vectors @ self.standing_weights + self.standing_bias, dtype=np.float32)
@@ -597,7 +700,10 @@ def fit(embedder: Embedder, alpha: float) -> SentenceKinds:
     change_w, change_b = _ridge(changes, np.vstack([documents[:statements], documents[statements + len(CHANGES):]]),
                                 alpha)
     free_w, free_b = _ridge(free, content, alpha)
-    return SentenceKinds(request_w, request_b, standing_w, standing_b, change_w, change_b, free_w, free_b)
+    asker = np.stack([embedder.embed_query(t) for t in (*ABOUT_ASKER, *NOT_ABOUT_ASKER)])
+    asker_w, asker_b = _ridge(asker[: len(ABOUT_ASKER)], asker[len(ABOUT_ASKER):], alpha)
+    return SentenceKinds(request_w, request_b, standing_w, standing_b, change_w, change_b, free_w, free_b,
+                         asker_w, asker_b)
 
 
 #: Weights fitted for the default embedder, shipped so that a process does not embed the examples
@@ -613,7 +719,7 @@ _lock = threading.Lock()
 def examples_digest() -> str:
     """Identifies the labelled examples and the penalty the weights were fitted with."""
     text = json.dumps([REQUESTS, NOT_REQUESTS, STANDING, NOT_STANDING, CHANGES, NOT_CHANGES, CONTENT_FREE,
-                       SHORT_CONTENT, ALPHA],
+                       SHORT_CONTENT, ABOUT_ASKER, NOT_ABOUT_ASKER, ALPHA],
                       ensure_ascii=False)
     return hashlib.sha1(text.encode()).hexdigest()
 
@@ -631,7 +737,8 @@ def shipped(embedder: Embedder) -> SentenceKinds | None:
 
     return SentenceKinds(weights("request"), float(saved["request_bias"]), weights("standing"),
                          float(saved["standing_bias"]), weights("change"), float(saved["change_bias"]),
-                         weights("content_free"), float(saved["content_free_bias"]))
+                         weights("content_free"), float(saved["content_free_bias"]),
+                         weights("about_asker"), float(saved["about_asker_bias"]))
 
 
 def for_embedder(embedder: Embedder) -> SentenceKinds:
@@ -647,7 +754,7 @@ def for_embedder(embedder: Embedder) -> SentenceKinds:
 def save(embedder: Embedder, path: Path = SHIPPED) -> SentenceKinds:
     kinds = fit(embedder, ALPHA)
     saved: dict[str, object] = {"embedder": embedder.name, "dim": embedder.dim, "digest": examples_digest()}
-    for kind in ("request", "standing", "change", "content_free"):
+    for kind in ("request", "standing", "change", "content_free", "about_asker"):
         saved[f"{kind}_weights"] = [round(float(v), 7) for v in getattr(kinds, f"{kind}_weights")]
         saved[f"{kind}_bias"] = getattr(kinds, f"{kind}_bias")
     path.write_text(json.dumps(saved) + "\n", encoding="utf-8")

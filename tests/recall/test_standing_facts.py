@@ -61,6 +61,8 @@ def test_the_shipped_weights_are_todays_fit(embedder: E5Embedder, tmp_path: Path
                                                            *HELD_OUT_REQUESTS, *HELD_OUT_QUESTIONS)])
     shipped_requests = np.array([kinds.request(q) for q in queries])
     assert np.abs(shipped_requests - np.array([fresh.request(q) for q in queries])).max() < 0.05
+    shipped_asker = np.array([kinds.about_asker(q) for q in queries])
+    assert np.abs(shipped_asker - np.array([fresh.about_asker(q) for q in queries])).max() < 0.05
     documents = embedder.embed_documents([*sentence_kinds.STANDING, *sentence_kinds.NOT_STANDING,
                                           *sentence_kinds.CHANGES, *sentence_kinds.NOT_CHANGES,
                                           *sentence_kinds.CONTENT_FREE, *sentence_kinds.SHORT_CONTENT,

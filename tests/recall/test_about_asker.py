@@ -1,0 +1,43 @@
+"""A question about the asker (``SentenceKinds.about_asker``) is answered from their memory even when
+the embedder puts the words far apart: "What's my line of work?" gets "I'm a plumber in Cardiff", which
+e5 scores below the anchor bar a question of general knowledge must clear. General and how-to questions
+phrased with "I" or "my" are not about the asker and still get nothing.
+
+The questions below are not among the classifier's training examples."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hindsight_core import Hindsight
+from hindsight_core.embeddings.e5 import E5Embedder
+from hindsight_core.recall import sentence_kinds
+
+ABOUT = ["What's my line of work?", "Where do I live now?", "What is my son called?", "Do I have any allergies?",
+         "我在哪个城市工作？", "我先生是做什么的？", "我家有几口人？", "Which company employs me?"]
+GENERAL = ["How far is Jupiter from the Sun?", "How do I write a while loop in Go?", "Who wrote Hamlet?",
+           "How do I clean my keyboard?", "长城有多长？", "我的手机怎么截屏？", "What's 30 percent of 90?",
+           "Why do cats purr?"]
+
+
+def test_questions_about_the_asker_by_meaning_outside_the_examples(embedder: E5Embedder) -> None:
+    kinds = sentence_kinds.for_embedder(embedder)
+    assert not set(ABOUT + GENERAL) & set(sentence_kinds.ABOUT_ASKER + sentence_kinds.NOT_ABOUT_ASKER)
+    about = np.array([kinds.about_asker(embedder.embed_query(q)) for q in ABOUT])
+    general = np.array([kinds.about_asker(embedder.embed_query(q)) for q in GENERAL])
+    assert (about > 0).all(), dict(zip(ABOUT, np.round(about, 2), strict=True))
+    assert (general < 0).all(), dict(zip(GENERAL, np.round(general, 2), strict=True))
+
+
+def test_a_question_about_the_asker_gets_their_fact_and_a_general_one_nothing(engine: Hindsight) -> None:
+    ns = "user:wes"
+    for role, text in [("user", "I'm Wes, I'm a plumber in Cardiff."),
+                       ("assistant", "Hi Wes! Busy time of year with frozen pipes."),
+                       ("user", "Married to Gwyneth, we've got a springer spaniel called Taffy."),
+                       ("assistant", "Springers are bundles of energy."),
+                       ("user", "I don't drink alcohol, by the way, never have."),
+                       ("assistant", "Noted, I'll skip the pub recommendations.")]:
+        engine.record(text, ns, session_id="s1", role=role)
+    assert "plumber" in engine.recall("What's my line of work?", ns, track=False).to_prompt()
+    for general in GENERAL[:3]:
+        assert engine.recall(general, ns, track=False).hits == [], general
