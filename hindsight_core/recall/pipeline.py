@@ -237,14 +237,14 @@ class RecallPipeline:
                 result.trace = RecallTrace()
             return result
         degraded: list[str] = []
-        shared: list[tuple[LanguageBaselines, set[str]]] = []
+        shared: list[tuple[LanguageBaselines, set[str], bool]] = []
         query_vector = self.embedder.embed_query(query)
         parts = [
             self._candidates(query, ns, corpus, analysis, query_vector, shared, degraded, session_id=session_id,
                              layers=layers, now=now, k=k, past=past)
             for ns, corpus in corpora
         ]
-        base, _ = shared[0]
+        base = shared[0][0]
         english, chinese = self.background()
         history = parts[0].history
         trace = self._trace_parts(parts, history) if explain else None
@@ -300,12 +300,12 @@ class RecallPipeline:
 
     def _candidates(
         self, query: str, namespace: str, corpus: Corpus, analysis: QueryAnalysis, query_vector: np.ndarray,
-        shared: list[tuple[LanguageBaselines, set[str]]], degraded: list[str], *, session_id: str | None,
+        shared: list[tuple[LanguageBaselines, set[str], bool]], degraded: list[str], *, session_id: str | None,
         layers: tuple[Layer, ...], now: datetime, k: int, past: bool = False,
     ) -> _Part:
         """Stages 2–4 and 7 for one namespace: channels, fusion, fresh rows, rerank, relevance floor.
-        ``shared`` holds the query's baselines and the standing-fact kinds it requests, once the first
-        namespace computed them;
+        ``shared`` holds what is read from the query alone (its baselines, the standing-fact kinds it
+        requests, whether it asks about the asker), once the first namespace computed it;
         ``past`` (an ``as_of`` recall) ranks the snapshot's own rows instead of today's indexes."""
         cfg = self.config.recall
         inp = ch.ChannelInput(
@@ -323,8 +323,8 @@ class RecallPipeline:
         english, chinese = self.background()
         if not shared:
             first = LanguageBaselines(query_vector, english, chinese)
-            shared.append((first, self._requested(query_vector)))
-        base, requested = shared[0]
+            shared.append((first, self._requested(query_vector), self._about_asker(query_vector)))
+        base, requested, about_asker = shared[0]
         rankings: dict[str, ch.Ranked] = {
             "vector": vector,
             "keyword": ch.keyword_channel(inp, keyword_docs, keyword_values),
@@ -407,12 +407,12 @@ class RecallPipeline:
                                      rerank=reranked.get(mid) if reranked else None)
         # a question about the asker ("What's my trade?") points at their memory as a history cue does:
         # its answer can be nowhere else, though e5 puts "trade" far from "I'm a plumber"
-        history = bool(analysis.history_cues or window) or self._about_asker(query_vector)
+        history = bool(analysis.history_cues or window) or about_asker
         kept = apply_floor(evidence, cfg, history=history, size=corpus.size)
         keep_bar = floor_bars(cfg, history=history, size=corpus.size)[1]
         offered = {mid for mid in kept if evidence[mid].standing and not clears(evidence[mid], cfg, keep_bar)}
         # 6a. recall-time updates (supersede.py): an older value hands its place to the newer one
-        updates = self._updates(query, ordered, kept, fresh, corpus, english, chinese)
+        updates = self._updates(query, ordered, kept, fresh, corpus, english, chinese, role_of)
         ordered, kept = hand_over(ordered, kept, updates)
         # 6b. a starting memory gives its place to the user's own word on the same attribute (starting.py)
         yields = self._starting_yields(ordered, kept, fresh, corpus, english, chinese)
@@ -621,10 +621,11 @@ class RecallPipeline:
 
     def _updates(
         self, query: str, ordered: Sequence[tuple[str, float]], kept: set[str], fresh: dict[str, Memory],
-        corpus: Corpus, english: np.ndarray, chinese: np.ndarray,
+        corpus: Corpus, english: np.ndarray, chinese: np.ndarray, role_of: Callable[[int], str | None],
     ) -> list[Update]:
         """Kept candidates (and the agent's echoes of them) that a newer candidate updates (supersede.py);
-        only for a query about the present (a question about the past asks for the old value)."""
+        only for a query about the present (a question about the past asks for the old value).
+        ``role_of`` reads a snapshot position's speaker."""
         cfg = self.config.recall
         bar = cfg.supersede_z
         if bar is None or len(kept) == 0 or not about_the_present(query):
@@ -633,14 +634,17 @@ class RecallPipeline:
         vector, terms, spread = _snapshot_lookups(corpus, english, chinese, self._spreads)
 
         def pair_z(u: np.ndarray, v: np.ndarray, text: str) -> float:
-            """How far the cosine of two memories stands above u's cosines to unrelated sentences."""
+            """How far the cosine of two memories stands above u's cosines to unrelated sentences in the
+            language of ``text``, v's: cosines across languages run lower, as the floor knows
+            (``LanguageBaselines``)."""
             return float(spread(u, text).z(float(u @ v)))
 
         nearest_of: dict[tuple[str, bool], str | None] = {}
 
         def nearest(mid: str, later: bool) -> str | None:
-            """The closest memory on one side in time, among those of other conversations: only those can
-            be an update (supersede.is_update), and the agent's echo in the same one is not a rival."""
+            """The closest memory on one side in time, among what the same speaker said in other
+            conversations: only those can be an update (supersede.is_update); the agent's reply ("October
+            20, understood.") is not a rival of the user's statement it answers."""
             if (mid, later) not in nearest_of:
                 i = corpus.position.get(mid)
                 found = None
@@ -648,9 +652,9 @@ class RecallPipeline:
                     sims = corpus.vectors @ corpus.vectors[i]
                     side = corpus.occurred > corpus.occurred[i] if later else corpus.occurred < corpus.occurred[i]
                     sims = np.where(side & (sims < 0.9999), sims, -2.0)  # exact repeats are not another value
-                    session = corpus.memories.session_at(i)
-                    while (j := int(np.argmax(sims))) >= 0 and sims[j] > -2.0:  # a pass per same-session turn
-                        if session is None or corpus.memories.session_at(j) != session:
+                    session, speaker = corpus.memories.session_at(i), role_of(i)
+                    while (j := int(np.argmax(sims))) >= 0 and sims[j] > -2.0:  # a pass per turn passed over
+                        if (session is None or corpus.memories.session_at(j) != session) and role_of(j) == speaker:
                             found = corpus.memories.id_at(j)
                             break
                         sims[j] = -2.0
@@ -667,7 +671,7 @@ class RecallPipeline:
             echo = corpus.memories.id_at(j)
             said = fresh[mid] if mid in fresh else corpus.memories.many([i])[0]
             repeated = fresh[echo] if echo in fresh else corpus.memories.many([j])[0]
-            z = (pair_z(u, v, said.content) + pair_z(v, u, repeated.content)) / 2
+            z = (pair_z(u, v, repeated.content) + pair_z(v, u, said.content)) / 2
             return [echo] if z >= bar else []
 
         kinds = sentence_kinds.for_embedder(self.embedder)

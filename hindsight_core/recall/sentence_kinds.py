@@ -329,6 +329,20 @@ CHANGES: tuple[str, ...] = (
     "截止日期延后到月底了。",
     "我们不用钉钉了，改用飞书。",
     "健身卡涨到一个月三百了，以前是两百。",
+    # a change followed by its reason or an aside, the way people say it in passing
+    "We relocated to Denver in the spring, closer to my parents.",
+    "They bumped our renovation budget up to 60k, the roof needs work.",
+    "We trimmed the holiday budget to 2,000, money's tight this year.",
+    "The conference got pushed back to November 12, the venue was double-booked.",
+    "I left the bank and joined a startup as a data analyst.",
+    "I take the train to work now instead of driving, parking got too expensive.",
+    "我们去年搬到苏州了，孩子在这边上学。",
+    "我年初搬去深圳了，公司在那边。",
+    "装修预算提到二十万了，厨房要重做。",
+    "旅游预算砍到八千了，今年手头紧。",
+    "婚礼推迟到明年五月了，场地没订到。",
+    "我辞职了，现在在一家游戏公司做策划。",
+    "我现在改成坐地铁上班了，不开车了。",
 )
 
 #: Not changes: statements that add to what was said or stand on their own (with ``STANDING`` and
@@ -353,6 +367,15 @@ NOT_CHANGES: tuple[str, ...] = (
     "上周末我和哥哥去爬山了。",
     "我在考虑学钢琴。",
     "我朋友刚领养了一只小狗。",
+    # the same topics without a change: a trip, a plan, where others live, what else is needed
+    "We spent the weekend in Suzhou, the gardens were lovely.",
+    "The renovation will probably take three months.",
+    "My parents live near the coast.",
+    "The kitchen needs new cabinets as well.",
+    "我们周末去苏州玩了，园林很美。",
+    "装修大概要三个月。",
+    "我爸妈住在海边。",
+    "厨房还得换新的橱柜。",
 )
 
 

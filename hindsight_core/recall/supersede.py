@@ -115,7 +115,7 @@ def find_updates(
             vn, tn = vector(new_id), terms(new_id)
             if vn is None or tn is None or (changes is not None and not changes(vn)):
                 continue
-            z = (pair_z(vo, vn, old.content) + pair_z(vn, vo, new.content)) / 2
+            z = (pair_z(vo, vn, new.content) + pair_z(vn, vo, old.content)) / 2
             if is_update(old, new, z=z, overlap=weighted_overlap(to, tn, idf), bar=bar,
                          repeat_overlap=repeat_overlap):
                 possible.add(new_id)
