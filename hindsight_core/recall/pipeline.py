@@ -330,7 +330,8 @@ class RecallPipeline:
             "keyword": ch.keyword_channel(inp, keyword_docs, keyword_values),
             "temporal": ch.temporal_channel(inp, similarity),
             "entity": ch.entity_channel(inp, similarity),
-            "profile": ch.profile_channel(inp, similarity, requested, cfg.standing_offers),
+            "profile": ch.profile_channel(inp, similarity, requested or ({STATE} if about_asker else set()),
+                                          cfg.standing_offers),
             "activation": heat,
         }
         # 3. fuse, with routing and conversational context

@@ -343,6 +343,8 @@ CHANGES: tuple[str, ...] = (
     "婚礼推迟到明年五月了，场地没订到。",
     "我辞职了，现在在一家游戏公司做策划。",
     "我现在改成坐地铁上班了，不开车了。",
+    "After talking it over with my wife, we pushed the move to June.",
+    "和家里人商量了一下，婚期改到十月了。",
 )
 
 #: Not changes: statements that add to what was said or stand on their own (with ``STANDING`` and
@@ -376,6 +378,19 @@ NOT_CHANGES: tuple[str, ...] = (
     "装修大概要三个月。",
     "我爸妈住在海边。",
     "厨房还得换新的橱柜。",
+    # news, plans and feelings told with an aside, the way people say them in passing
+    "I went to a pottery class yesterday and it was so relaxing.",
+    "We're putting together a bake sale next month, the kids are really excited.",
+    "Thanks for the support, it means a lot to me right now.",
+    "It's been a busy week since we talked, work has been crazy.",
+    "I've been reading a lot about gardening lately, it keeps me calm.",
+    "My brother started a small bakery and it's doing really well.",
+    "我昨天去上了陶艺课，特别放松。",
+    "下个月我们要办个义卖，孩子们都很期待。",
+    "谢谢你的支持，这对我来说很重要。",
+    "上次聊完这周一直很忙，工作太多了。",
+    "最近在看很多园艺的书，能让我静下心来。",
+    "我哥开了家小面包店，生意还不错。",
 )
 
 

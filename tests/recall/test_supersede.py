@@ -155,3 +155,28 @@ def test_a_request_gets_the_current_value_only(engine: Hindsight) -> None:
     res = engine.recall("Book me a train seat to Lyon for Friday.", "u:request", k=5, now=APR)
     prompt = res.to_prompt()
     assert "aisle" in prompt and "window" not in prompt, prompt
+
+
+def test_a_change_said_in_the_other_language_replaces_the_old_value(engine: Hindsight) -> None:
+    """Cosines across languages run lower: the pair is measured against the background of the other
+    one's language, as the floor measures a memory against the query's (``LanguageBaselines``)."""
+    _two_sessions(engine, "u:cross", "I drive a Volkswagen Golf, it's twelve years old.",
+                  "我把那辆旧车卖了，换了一辆比亚迪。")
+    res = engine.recall("What car do I drive?", "u:cross", k=3, now=APR)
+    prompt = res.to_prompt()
+    assert "比亚迪" in prompt and "Golf" not in prompt, prompt
+    assert [c.superseded.content for c in res.conflicts] == ["I drive a Volkswagen Golf, it's twelve years old."]
+
+
+def test_the_agents_reply_to_the_new_value_is_no_rival(engine: Hindsight) -> None:
+    """The old statement's nearest later memory is the agent's "Lisbon it is", not the user's own change:
+    only what the same speaker said later can update it, so the reply does not block the update."""
+    record_session(engine, "u:offsite", "s1", JAN, [("user", "The team offsite is in Porto in May."),
+                                                     ("assistant", "Porto in May, noted."), *FILLER])
+    record_session(engine, "u:offsite", "s2", MAR, [
+        ("user", "The offsite moved to Lisbon, the Porto hotels were full."),
+        ("assistant", "Lisbon it is, understood."), *FILLER])
+    res = engine.recall("Where is the team offsite?", "u:offsite", k=5, now=APR)
+    prompt = res.to_prompt()
+    assert "Lisbon" in prompt and "Porto in May" not in prompt, prompt
+
