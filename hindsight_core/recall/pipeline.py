@@ -330,8 +330,7 @@ class RecallPipeline:
             "keyword": ch.keyword_channel(inp, keyword_docs, keyword_values),
             "temporal": ch.temporal_channel(inp, similarity),
             "entity": ch.entity_channel(inp, similarity),
-            "profile": ch.profile_channel(inp, similarity, requested or ({STATE} if about_asker else set()),
-                                          cfg.standing_offers),
+            "profile": self._offers(inp, similarity, requested, about_asker),
             "activation": heat,
         }
         # 3. fuse, with routing and conversational context
@@ -783,6 +782,19 @@ class RecallPipeline:
         """The standing-fact kinds a query asks to be offered: ``{STATE}`` for a request (profile.py)."""
         kinds = sentence_kinds.for_embedder(self.embedder)
         return {STATE} if kinds.request(query_vector) > self.config.recall.request_bar else set()
+
+    def _offers(self, inp: ch.ChannelInput, similarity: ch.Similarity, requested: set[str], about_asker: bool
+                ) -> ch.Ranked:
+        """The standing facts offered to the query (profile.py), which pass the floor by their kind: for a
+        request, the ``standing_offers`` closest (a dinner suggestion bears on a diet and an allergy alike);
+        for a question about the asker, the closest one. e5 puts "我是做哪一行的？" barely above unrelated
+        sentences from "我叫林峰，在厦门当牙医。" (z 0.2), so no relevance bar can tell it from an unanswerable
+        question about the asker (docs/benchmarks.md); a question asks for one thing about the person, so
+        one standing fact of theirs is what it is offered."""
+        offers = self.config.recall.standing_offers
+        if requested:
+            return ch.profile_channel(inp, similarity, requested, offers)
+        return ch.profile_channel(inp, similarity, {STATE}, min(offers, 1)) if about_asker else []
 
     def _about_asker(self, query_vector: np.ndarray) -> bool:
         """Whether the query asks for a fact of the asker's own life (``SentenceKinds.about_asker``)."""

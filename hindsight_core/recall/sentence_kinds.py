@@ -227,6 +227,15 @@ STANDING: tuple[str, ...] = (
     "我每天早上五点起床。",
     "我一个人住，养了条狗。",
     "我已经退休了。",
+    # who the person is: name, trade and town, said when introducing themselves
+    "I'm Priya, I work as an accountant in Leicester.",
+    "I live in Valencia with my husband.",
+    "I run a small bike repair shop.",
+    "I'm a software engineer at a bank.",
+    "我叫陈静，在苏州做会计。",
+    "我住在洛阳老城区。",
+    "我自己开了一家理发店。",
+    "我是做外贸的，经常出差。",
 )
 
 #: Not standing states: one-off events, questions, requests, small talk, other people's news.

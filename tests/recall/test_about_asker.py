@@ -41,3 +41,19 @@ def test_a_question_about_the_asker_gets_their_fact_and_a_general_one_nothing(en
     assert "plumber" in engine.recall("What's my line of work?", ns, track=False).to_prompt()
     for general in GENERAL[:3]:
         assert engine.recall(general, ns, track=False).hits == [], general
+
+
+def test_a_question_about_the_asker_is_offered_their_closest_standing_fact(engine: Hindsight) -> None:
+    """e5 scores "我是做哪一行的？" barely above unrelated sentences from the statement that answers it, so
+    the floor alone refuses it however it is relieved; a question about the asker is offered their
+    closest standing fact (one: a question asks for one thing), as a request is offered its own."""
+    ns = "user:zhou"
+    for role, text in [("user", "我姓周，在绍兴开了一家茶馆。"), ("assistant", "周老板好！"),
+                       ("user", "这周客人特别多，累坏了。"), ("assistant", "生意兴隆是好事，注意休息。"),
+                       ("user", "周末打算带女儿去兰亭转转。"), ("assistant", "兰亭春天很美。")]:
+        engine.record(text, ns, session_id="s1", role=role)
+    result = engine.recall("我是干哪一行的？", ns, track=False)
+    assert "茶馆" in result.to_prompt()
+    assert len(result.hits) <= 2, result.to_prompt()  # the offer, and what the floor keeps on its own
+    for general in ("长城有多长？", "How far is Jupiter from the Sun?"):
+        assert engine.recall(general, ns, track=False).hits == [], general
