@@ -180,8 +180,9 @@ class RecallConfig(BaseModel):
     #: is a request, and is offered the standing facts closest to it (profile.py); 0 is the classifier's
     #: own boundary.
     request_bar: float = 0.0
-    #: How many standing facts a request is offered. An offer passes the relevance floor by its kind and
-    #: is not reinforced: being offered is not evidence of use.
+    #: How many standing facts a request is offered; a question about the asker is offered one (it asks
+    #: for one thing about them). An offer passes the relevance floor by its kind and is not reinforced:
+    #: being offered is not evidence of use.
     standing_offers: int = 2
     #: One hit per fact (collapse.py): a distilled fact and the episodes it cites, and exact duplicates,
     #: are always one hit. The agent's adjacent reply (``AGENT_ROLES``) whose cosine to a turn stands this
@@ -195,7 +196,8 @@ class RecallConfig(BaseModel):
     collapse_overlap: float = fitted(0.6, "the development sets")
     #: Recall-time updates (supersede.py): a kept memory is superseded by a newer candidate of the same
     #: speaker, said in a later session, whose cosine to it stands this many standard deviations above
-    #: the background (mean of both directions), each the other's closest in time order, that does not
+    #: the background (mean of both directions, each against the other's language), each the other's
+    #: closest among that speaker's memories of other conversations in time order, that does not
     #: share ``collapse_overlap`` of its rare words and (``supersede_needs_change``) states a change.
     #: ``None``: off.
     supersede_z: float | None = fitted(2.7, "LoCoMo development conversations and the quality cases")

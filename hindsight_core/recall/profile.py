@@ -5,8 +5,10 @@ each pair shares no words and sits far apart in embedding space. No list of doma
 pair, so a memory is a standing fact by what kind of sentence it is (``sentence_kinds.py``): a person's
 own statement (first person, not the agent's turn) of a lasting state, condition, habit or preference;
 a distilled fact or preference always is. A query that is a request gets the namespace's standing facts
-closest to it offered as evidence (``RecallConfig.standing_offers``); a question of fact or about the
-past gets none, whatever it resembles."""
+closest to it offered as evidence (``RecallConfig.standing_offers``); a question about the asker ("我是做
+哪一行的？", ``SentenceKinds.about_asker``) gets the one closest, since it asks for one thing about them
+and e5 often puts its answer barely above unrelated sentences; a question of fact or about the past
+gets none, whatever it resembles."""
 
 from __future__ import annotations
 

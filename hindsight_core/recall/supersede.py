@@ -9,11 +9,16 @@ tells an update from an unrelated statement; these signals do, each general:
 - *the same subject*: the same speaker (``role``) said both;
 - *the same attribute*: their cosine stands far above the cosines of each to unrelated background
   sentences (the floor's z-score, as in collapse.py, so e5's crowded cosines do not matter; the mean
-  of the two directions, as a short statement's background spread differs from a long one's);
+  of the two directions, as a short statement's background spread differs from a long one's). Each is
+  measured against background sentences in the *other* one's language, as the floor measures a memory
+  against the query's: "I drive a Toyota Corolla" and "我把旧车卖了，换了辆特斯拉" stand at z −2.5
+  against their own languages' backgrounds and at 3.0 against each other's;
 - *a different value*: they do not share most of their rare words (that would be a repeat, which
   collapse.py folds into one hit instead);
-- *each other's closest*: the newer one is the closest to the older of all later memories of the
-  namespace, and the older the closest to the newer of all earlier ones. In a long conversation one
+- *each other's closest*: the newer one is the closest to the older of all later memories the same
+  speaker said in other conversations, and the older the closest to the newer of all earlier ones (the
+  agent's "October 20, understood." is not a rival of the user's "The launch is set for October 1").
+  In a long conversation one
   speaker says many things about one topic, all close to each other (LoCoMo: with the background z
   alone, later remarks on a topic replaced earlier ones and cost 0.16 recall@10); an update and what it
   replaces stand out from the rest as a pair, and a chain of updates (Shanghai, Hangzhou, Nanjing) is a
