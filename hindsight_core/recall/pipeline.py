@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 import numpy as np
@@ -398,7 +398,7 @@ class RecallPipeline:
                 cover, standing = 0.0, False
             else:
                 cover = keyword_coverage(weights_by_term, corpus.keyword.terms[i])
-                standing = mid in offers
+                standing = mid in offers and bool(requested)  # a question's offer is a fallback (below)
                 if i in asked:
                     z = max(z, two_sided[corpus.memories.id_at(asked[i])])
                     cover = max(cover, keyword_coverage(weights_by_term, corpus.keyword.terms[asked[i]]))
@@ -409,6 +409,12 @@ class RecallPipeline:
         # its answer can be nowhere else, though e5 puts "trade" far from "I'm a plumber"
         history = bool(analysis.history_cues or window) or about_asker
         kept = apply_floor(evidence, cfg, history=history, size=corpus.size)
+        if not requested and offers and not kept:
+            # a question about the asker that nothing answers on its evidence gets its offer (_offers);
+            # one that something answers does not: the closest standing fact may be the old value
+            # ("I work as a nurse") beside the answer ("I got a new job as a teacher")
+            evidence.update({mid: replace(evidence[mid], standing=True) for mid in offers if mid in evidence})
+            kept = apply_floor(evidence, cfg, history=history, size=corpus.size)
         keep_bar = floor_bars(cfg, history=history, size=corpus.size)[1]
         offered = {mid for mid in kept if evidence[mid].standing and not clears(evidence[mid], cfg, keep_bar)}
         # 6a. recall-time updates (supersede.py): an older value hands its place to the newer one
@@ -787,10 +793,11 @@ class RecallPipeline:
                 ) -> ch.Ranked:
         """The standing facts offered to the query (profile.py), which pass the floor by their kind: for a
         request, the ``standing_offers`` closest (a dinner suggestion bears on a diet and an allergy alike);
-        for a question about the asker, the closest one. e5 puts "我是做哪一行的？" barely above unrelated
-        sentences from "我叫林峰，在厦门当牙医。" (z 0.2), so no relevance bar can tell it from an unanswerable
-        question about the asker (docs/benchmarks.md); a question asks for one thing about the person, so
-        one standing fact of theirs is what it is offered."""
+        for a question about the asker, the closest one, and only when nothing clears the floor on its own
+        evidence (``_candidates``). e5 puts "我是做哪一行的？" barely above unrelated sentences from "我叫林峰，
+        在厦门当牙医。" (z 0.2), so no relevance bar tells it from an unanswerable question about the asker
+        (docs/benchmarks.md); a question asks for one thing about the person, so one standing fact of
+        theirs is what it is offered."""
         offers = self.config.recall.standing_offers
         if requested:
             return ch.profile_channel(inp, similarity, requested, offers)
