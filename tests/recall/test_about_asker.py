@@ -7,6 +7,8 @@ The questions below are not among the classifier's training examples."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import numpy as np
 
 from hindsight_core import Hindsight
@@ -57,3 +59,16 @@ def test_a_question_about_the_asker_is_offered_their_closest_standing_fact(engin
     assert len(result.hits) <= 2, result.to_prompt()  # the offer, and what the floor keeps on its own
     for general in ("长城有多长？", "How far is Jupiter from the Sun?"):
         assert engine.recall(general, ns, track=False).hits == [], general
+
+
+def test_a_question_that_its_evidence_answers_gets_no_offer(engine: Hindsight) -> None:
+    """The offer is a fallback: "What did I tell you yesterday?" is about the asker, and what was said
+    yesterday answers it; the closest standing fact, said another day, is not offered beside it."""
+    ns = "user:ines"
+    engine.record("I'm Ines, I teach chemistry at a secondary school.", ns, session_id="s1", role="user",
+                  occurred_at=datetime(2026, 3, 2, 9, 0, tzinfo=UTC))
+    engine.record("I need to buy a birthday present for my nephew.", ns, session_id="s2", role="user",
+                  occurred_at=datetime(2026, 3, 9, 18, 0, tzinfo=UTC))
+    result = engine.recall("What did I tell you yesterday?", ns, now=datetime(2026, 3, 10, 9, 0, tzinfo=UTC),
+                           track=False)
+    assert [h.memory.content for h in result.hits] == ["I need to buy a birthday present for my nephew."]
