@@ -24,6 +24,7 @@ measures, it is not a gate.
         [--set supersede_z=2.7]     # a RecallConfig field, for an opt-in mechanism or an ablation
         [--embedder hash]           # the model-free embedder: measures the engine's rules, not the model
         [--cache DIR]               # a disk cache of document vectors (the default model's, kept)
+        [--unanswerable]            # also ask every scenario UNANSWERABLE: how often is something given?
 """
 
 from __future__ import annotations
@@ -52,6 +53,10 @@ FORBID_ONLY = frozenset({"filler", "offtopic", "tenant"})
 DEFAULT_K = 5
 #: Characters of the injected text a failure line shows.
 SHOWN = 200
+#: Questions about the asker that no scenario of the development set answers (``--unanswerable``): what
+#: the memory layer gives them is what a question about the person gets when their memory holds no answer.
+UNANSWERABLE = ("What's my blood type?", "我的血型是什么？", "What's my shoe size?", "我的生日是哪天？",
+                "Who is my dentist?", "我最喜欢的颜色是什么？")
 
 
 @dataclass
@@ -80,6 +85,9 @@ class ScenarioRun:
     replayed_consolidations: int = 0
     sweeps: int = 0
     archived: int = 0
+    #: ``--unanswerable``: how many of ``UNANSWERABLE`` were asked, and how many were given some memory.
+    unanswerable_asked: int = 0
+    unanswerable_given: int = 0
     seconds: float = 0.0
     error: str | None = None
 
@@ -167,9 +175,11 @@ def _replay(scenario: dict[str, Any], hs: Hindsight, clock: Clock, run: Scenario
 
 
 def run_scenario(scenario: dict[str, Any], workdir: Path, embedder: Embedder | None = None,
-                 config: HindsightConfig | None = None, *, replay: bool = True) -> ScenarioRun:
-    """Record one scenario into a fresh engine at ``workdir`` and ask its questions. A scenario that
-    raises fails all its questions; the caller goes on with the next."""
+                 config: HindsightConfig | None = None, *, replay: bool = True,
+                 unanswerable: Sequence[str] = ()) -> ScenarioRun:
+    """Record one scenario into a fresh engine at ``workdir`` and ask its questions, then ``unanswerable``
+    ones (not reinforcing, so they change nothing). A scenario that raises fails all its questions; the
+    caller goes on with the next."""
     run = ScenarioRun(id=str(scenario.get("id", "?")))
     started = time.perf_counter()
     steps = timeline(scenario)
@@ -193,6 +203,10 @@ def run_scenario(scenario: dict[str, Any], workdir: Path, embedder: Embedder | N
             run.questions.append(Question(run.id, index, kind, scenario.get("lang", "?"),
                                           list(scenario.get("tags") or []), query["text"], not problems,
                                           problems, prompt, len(result.hits)))
+        for text in unanswerable:
+            run.unanswerable_asked += 1
+            run.unanswerable_given += bool(hs.recall(text, scenario["namespace"], k=DEFAULT_K, track=False,
+                                                     now=clock.current).hits)
     except Exception as exc:  # a scenario that crashes fails; the others still run
         run.error = f"{type(exc).__name__}: {exc}"
         traceback.print_exc()
@@ -242,6 +256,8 @@ def figures(runs: Sequence[ScenarioRun]) -> dict[str, Any]:
                     "rate": round(passed / len(questions), 4) if questions else None},
         "scenarios": {"passed": sum(r.passed for r in runs), "total": len(runs)},
         "offtopic_empty": {"empty": sum(q.empty for q in offtopic), "total": len(offtopic)},
+        "unanswerable_given": {"given": sum(r.unanswerable_given for r in runs),
+                               "asked": sum(r.unanswerable_asked for r in runs)},
         "per_lang": tally(questions, lambda q: [q.lang]),
         "per_tag": tally(questions, lambda q: q.tags),
     }
@@ -268,6 +284,10 @@ def print_figures(result: dict[str, Any]) -> None:
     rate = f" ({overall['rate']:.1%})" if overall["total"] else ""
     print(f"\nquestions passed {overall['passed']}/{overall['total']}{rate}; scenarios fully passed "
           f"{scenarios['passed']}/{scenarios['total']}; offtopic with nothing injected {off['empty']}/{off['total']}")
+    unanswerable = result["unanswerable_given"]
+    if unanswerable["asked"]:
+        print(f"unanswerable questions about the asker given some memory "
+              f"{unanswerable['given']}/{unanswerable['asked']}")
 
 
 def make_embedder(name: str, cache: Path | None) -> Embedder:
@@ -303,6 +323,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--embedder", choices=["default", "hash"], default="default",
                         help="hash: the deterministic model-free embedder (not comparable with the reference)")
     parser.add_argument("--cache", type=Path, help="a directory caching document vectors across runs")
+    parser.add_argument("--unanswerable", action="store_true",
+                        help="also ask every scenario the questions of UNANSWERABLE and count those given memories")
     parser.add_argument("--no-replay", action="store_true",
                         help="do not replay the embedded worker's consolidation every N episodes of a session")
     args = parser.parse_args(argv)
@@ -315,7 +337,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     runs: list[ScenarioRun] = []
     with tempfile.TemporaryDirectory() as tmp:
         for n, scenario in enumerate(scenarios):
-            run = run_scenario(scenario, Path(tmp) / f"s{n}", embedder, config, replay=not args.no_replay)
+            run = run_scenario(scenario, Path(tmp) / f"s{n}", embedder, config, replay=not args.no_replay,
+                               unanswerable=UNANSWERABLE if args.unanswerable else ())
             runs.append(run)
             for q in run.questions:
                 print_question(q)

@@ -96,3 +96,17 @@ def test_judging_by_kind_without_an_engine(behaviour: ModuleType) -> None:
     assert behaviour.judge("tenant", query, "") == []
     assert behaviour.judge("stale", {"expect_any": ["Bristol"], "forbid": ["Manchester"]},
                            "moved to Bristol from Manchester") == ["forbidden ['Manchester']"]
+
+
+def test_unanswerable_questions_are_counted_and_reinforce_nothing(
+    behaviour: ModuleType, embedder: E5Embedder, tmp_path: Path
+) -> None:
+    """``--unanswerable``: each question is asked once per scenario; one given any memory counts. They
+    are asked after the suite's own questions and untracked, so they change none of its figures."""
+    plain = behaviour.run_scenario(SUITE[0], tmp_path / "plain", embedder)
+    asked = behaviour.run_scenario(SUITE[0], tmp_path / "asked", embedder,
+                                   unanswerable=["What's my blood type?", "How far is Jupiter from the Sun?"])
+    assert (asked.unanswerable_asked, plain.unanswerable_asked) == (2, 0)
+    assert asked.unanswerable_given == 1  # the question about the asker gets their self-introduction
+    assert behaviour.figures([asked])["unanswerable_given"] == {"given": 1, "asked": 2}
+    assert [q.prompt for q in asked.questions] == [q.prompt for q in plain.questions]
