@@ -18,8 +18,8 @@ tells an update from an unrelated statement; these signals do, each general:
 - *each other's closest*: the newer one is the closest to the older of all later memories the same
   speaker said in other conversations, and the older the closest to the newer of all earlier ones (the
   agent's "October 20, understood." is not a rival of the user's "The launch is set for October 1").
-  In a long conversation one
-  speaker says many things about one topic, all close to each other (LoCoMo: with the background z
+  In a long conversation one speaker says many things about one topic, all close to each other
+  (LoCoMo: with the background z
   alone, later remarks on a topic replaced earlier ones and cost 0.16 recall@10); an update and what it
   replaces stand out from the rest as a pair, and a chain of updates (Shanghai, Hangzhou, Nanjing) is a
   chain of such pairs;
