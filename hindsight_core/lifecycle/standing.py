@@ -15,7 +15,8 @@ current (active):
 
 A later change supersedes either as any value (then it fades), a ``state`` past its time to live still
 expires, and a held memory still decays in ranking, so one never asked about does not crowd out what
-is. ``pin`` is the explicit form of the same hold, for what neither rule sees."""
+is. ``pin`` is the explicit form of the same hold, for what neither rule sees; ``demote`` (forgetting on
+request) is the explicit release: a demoted memory is not held unless pinned."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ import numpy as np
 
 from hindsight_core.recall import sentence_kinds
 from hindsight_core.recall.profile import is_standing
+from hindsight_core.store import demotions
 from hindsight_core.types import Layer, Memory, Status
 
 if TYPE_CHECKING:
@@ -34,9 +36,12 @@ if TYPE_CHECKING:
 
 def held(ctx: EngineContext, memories: Sequence[Memory]) -> set[str]:
     """Ids of ``memories`` the sweep does not make cold: pinned ones, and active standing facts and
-    distilled facts with a slot."""
-    out = {m.id for m in memories if m.pinned or (m.status == Status.ACTIVE and _holds_a_value(m))}
-    rest = [m for m in memories if m.id not in out and m.status == Status.ACTIVE]
+    distilled facts with a slot that were not demoted (forgetting on request lets a memory fade, whatever
+    its kind: ``Hindsight.demote``)."""
+    demoted = demotions.demoted_among(ctx.store, [m.id for m in memories if not m.pinned])
+    current = [m for m in memories if m.status == Status.ACTIVE and m.id not in demoted]
+    out = {m.id for m in memories if m.pinned} | {m.id for m in current if _holds_a_value(m)}
+    rest = [m for m in current if m.id not in out]
     if not rest:
         return out
     vectors = ctx.store.get_embeddings(ctx.embedder.name, [m.id for m in rest])

@@ -55,3 +55,16 @@ def test_a_replaced_value_is_no_longer_held(open_engine: Callable[[], Hindsight]
     hs.sweep()
     assert hs.get(now[0].id).status == Status.ACTIVE  # type: ignore[union-attr]
     assert hs.get(porto.id) is None  # the statement of the move is an event: distilled, it fades
+
+
+def test_a_demoted_standing_fact_is_let_go(open_engine: Callable[[], Hindsight], clock: Any) -> None:
+    """Forgetting on request is the explicit release of the hold: the demoted allergy cools with the
+    sweep like any faded memory, until pinned."""
+    hs = open_engine()
+    allergy = hs.record(ALLERGY, NS, session_id="s1")
+    assert hs.inspection.held([allergy]) == {allergy.id}
+    hs.demote(allergy.id)
+    assert hs.inspection.held([hs.get(allergy.id)]) == set()  # type: ignore[list-item]
+    clock.advance(days=31)
+    assert hs.sweep().cooled_ids == [allergy.id]
+    assert hs.inspection.held([hs.pin(allergy.id)]) == {allergy.id}
