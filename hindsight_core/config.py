@@ -222,8 +222,12 @@ class RecallConfig(BaseModel):
 
 class LifecycleConfig(BaseModel):
     # -- consolidation -------------------------------------------------------------------------------
-    #: The background worker consolidates a session after this many new episodes (0 turns it off).
+    #: The background worker consolidates a session after this many new episodes (0 turns this off) ...
     consolidate_every: int = Field(default=50, ge=0)
+    #: ... or once the session got no new episode for this many seconds: the adapters' conversations
+    #: have no end call, so a session gone quiet is a session that ended (``end_session`` ends one at
+    #: once). Counted in this process; ``hindsight worker`` has its own wait (``--max-wait``). 0: off.
+    consolidate_idle_s: float = Field(default=600.0, ge=0.0)
     #: Cost cap: episodes per extractor call (one LLM prompt per batch).
     batch_episodes: int = Field(default=40, ge=1)
     #: Cost cap for LLM extractors: calls per minute across the engine (retries count).

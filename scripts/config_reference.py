@@ -73,7 +73,8 @@ ENGINE_OPTIONS: dict[str, str] = {
     "extractor": "Consolidation extractor: `RuleExtractor()` (default) or `llm_extractor(...)` from an adapter "
     "(any object with `extract(episodes, context)`).",
     "background_consolidation": "Run the background worker that consolidates a session every "
-    "`lifecycle.consolidate_every` episodes; `False` consolidates on demand only.",
+    "`lifecycle.consolidate_every` episodes and once it has been quiet for `lifecycle.consolidate_idle_s`; "
+    "`False` consolidates on demand only.",
     "reembed": "Move a data set built with another embedder to `embedder`: every indexed memory is embedded "
     "again and the vector index rebuilt before the constructor returns (README, \"Changing the embedder\").",
     "starting_memories": "A template each new user's root namespace gets once on first use (`StartingMemories`, a "

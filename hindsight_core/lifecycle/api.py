@@ -84,18 +84,22 @@ class LifecycleService:
         self._lease_owner = leases.new_owner()
         self._since_trigger: dict[tuple[str, str | None], int] = defaultdict(int)
         self._counter_lock = threading.Lock()
-        self._worker = ConsolidationWorker(self._run_background)
+        self._worker = ConsolidationWorker(self._run_background, idle_s=self.config.lifecycle.consolidate_idle_s)
 
     # -- what the engine sequences around other services' writes ------------------------------------
     def recorded(self, namespace: str, memories: list[Memory]) -> None:
-        """New episodes are durable and indexed: count them towards their session's consolidation."""
+        """New episodes are durable and indexed: count them towards their session's consolidation, and
+        restart its quiet time (``consolidate_idle_s``)."""
         every = self.config.lifecycle.consolidate_every
-        if not self._background or every <= 0:
+        if not self._background:
             return
         due: list[str | None] = []
         with self._counter_lock:
             for m in memories:
                 if m.layer != Layer.EPISODIC or m.session_id is None:  # no session, no session trigger
+                    continue
+                self._worker.touch(namespace, m.session_id)
+                if every <= 0:
                     continue
                 key = (namespace, m.session_id)
                 self._since_trigger[key] += 1

@@ -1,8 +1,9 @@
 """Workers: the in-process background consolidation thread, and the loop of ``hindsight worker``.
 
 :class:`ConsolidationWorker` is one daemon thread, started on first use. Triggers (every N new episodes
-of a session, ``end_session``) only append to an in-memory queue and signal, so ``record()`` never
-waits on consolidation. Duplicate requests for a session already queued are folded into one.
+of a session, ``end_session``, a session gone quiet for ``idle_s``) only append to an in-memory queue
+and signal, so ``record()`` never waits on consolidation. Duplicate requests for a session already
+queued are folded into one.
 
 :class:`DeploymentWorker` is the long-running process of a deployment: outbox, consolidation and sweeps
 for every namespace, claimed with leases so that many workers can run."""
@@ -12,6 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -23,16 +25,51 @@ Job = tuple[str, str | None, str]  # namespace, session_id, trigger
 
 class ConsolidationWorker:
     def __init__(
-        self, run: Callable[[str, str | None, str], object], *, name: str = "hindsight-consolidate"
+        self, run: Callable[[str, str | None, str], object], *, name: str = "hindsight-consolidate",
+        idle_s: float = 0.0,
     ) -> None:
         self._run = run
         self._name = name
+        self._idle_s = float(idle_s)
         self._queue: deque[Job] = deque()
         self._queued: set[tuple[str, str | None]] = set()
+        #: Sessions with episodes not yet consolidated, by when they last got one (oldest first).
+        self._active: dict[tuple[str, str], float] = {}
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
         self._stopping = False
         self._busy = False
+
+    def touch(self, namespace: str, session_id: str) -> None:
+        """A session got a new episode: it is consolidated once it has been quiet for ``idle_s``."""
+        if self._idle_s <= 0:
+            return
+        with self._cond:
+            if self._stopping:
+                return
+            key = (namespace, session_id)
+            self._active.pop(key, None)  # re-inserted last: the dict stays in order of last activity
+            self._active[key] = time.monotonic()
+            self._start()
+            self._cond.notify_all()
+
+    def _start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._loop, name=self._name, daemon=True)
+            self._thread.start()
+
+    def _queue_quiet(self) -> float | None:
+        """Queue the sessions quiet for ``idle_s``; the seconds until the next one is, or None."""
+        now = time.monotonic()
+        while self._active:
+            key, last = next(iter(self._active.items()))
+            if now - last < self._idle_s:
+                return self._idle_s - (now - last)
+            del self._active[key]
+            if key not in self._queued:
+                self._queued.add(key)
+                self._queue.append((key[0], key[1], "idle"))
+        return None
 
     def submit(self, namespace: str, session_id: str | None, trigger: str) -> bool:
         """Queue a run; returns False when the same session is already waiting (or the worker stopped)."""
@@ -44,9 +81,9 @@ class ConsolidationWorker:
                 return False
             self._queued.add(key)
             self._queue.append((namespace, session_id, trigger))
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._loop, name=self._name, daemon=True)
-                self._thread.start()
+            if session_id is not None:  # consolidated now: no idle run for what it takes
+                self._active.pop((namespace, session_id), None)
+            self._start()
             self._cond.notify_all()
             return True
 
@@ -58,6 +95,7 @@ class ConsolidationWorker:
         with self._cond:
             self._queue = deque(j for j in self._queue if j[0] != namespace)
             self._queued = {k for k in self._queued if k[0] != namespace}
+            self._active = {k: t for k, t in self._active.items() if k[0] != namespace}
 
     def wait_idle(self, timeout: float | None = None) -> bool:
         with self._cond:
@@ -75,7 +113,9 @@ class ConsolidationWorker:
         while True:
             with self._cond:
                 while not self._queue and not self._stopping:
-                    self._cond.wait()
+                    wait = self._queue_quiet()
+                    if not self._queue:
+                        self._cond.wait(wait)
                 if self._stopping:
                     return
                 namespace, session_id, trigger = self._queue.popleft()

@@ -3,7 +3,9 @@ system message for the same user, and never another user's."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,7 +14,8 @@ from langchain.tools import tool
 from langchain_core.messages import AIMessage, SystemMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from hindsight_core import Hindsight, InvalidInputError
+from hindsight_core import Hindsight, HindsightConfig, InvalidInputError, Layer
+from hindsight_core.lifecycle.config import LifecycleConfig
 from hindsight_langchain import HindsightMemoryMiddleware
 
 from .conftest import RecordingToolModel
@@ -164,3 +167,24 @@ def test_the_user_from_configurable_as_with_memory_and_the_tools_take_it(hs: Hin
     assert "I'm allergic to sesame." in system and "bagels" not in system
     # the runtime context, when given, still wins
     assert middleware.namespace_for(type("R", (), {"context": Ctx("hal")})()) == f"{ns}:hal"
+
+
+def test_a_chat_that_goes_quiet_is_distilled_without_an_end_call(
+    tmp_path: Path, embedder: Any, ns: str
+) -> None:
+    """An agent never says a conversation ended: once the thread has gone quiet for
+    ``lifecycle.consolidate_idle_s``, the engine's background worker distils it, so a one-off allergy
+    becomes a fact (which the sweep keeps while it is current) with no call from the app."""
+    config = HindsightConfig(lifecycle=LifecycleConfig(consolidate_idle_s=0.5))
+    engine = Hindsight(tmp_path / "quiet", embedder=embedder, config=config)
+    try:
+        agent, _ = _agent(engine, [AIMessage("Got it, no peanuts.")], ns + ":")
+        agent.invoke({"messages": [{"role": "user", "content": "I'm allergic to peanuts."}]},
+                     config={"configurable": {"thread_id": "q1"}}, context=Ctx("eve"))
+        namespace = f"{ns}:eve"
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not engine.find(namespace, layer=Layer.SEMANTIC):
+            time.sleep(0.05)
+        assert [m.content for m in engine.find(namespace, layer=Layer.SEMANTIC)] == ["The user is allergic to peanuts"]
+    finally:
+        engine.close()

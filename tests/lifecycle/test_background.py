@@ -1,8 +1,10 @@
-"""The background worker: triggered by end_session and every N episodes, off the record() path."""
+"""The background worker: triggered by end_session, every N episodes and a session gone quiet, off the
+record() path."""
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Sequence
 
 from hindsight_core import Hindsight, HindsightConfig, Layer
@@ -72,3 +74,45 @@ def test_background_off_means_on_demand_only(make_engine: Callable[..., Hindsigh
     assert hs.wait_for_consolidation(timeout=5)
     assert _semantic(hs, "user:o") == []
     assert hs.consolidate("user:o").created == 1
+
+
+def _until(condition: Callable[[], bool], timeout: float = 30.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_session_gone_quiet_is_consolidated(make_engine: Callable[..., Hindsight]) -> None:
+    """An adapter's conversation never calls end_session: a one-off "I'm allergic to peanuts." in a short
+    chat must still become a fact (and so be kept while current) once the chat has gone quiet."""
+    hs = make_engine(HindsightConfig(lifecycle=LifecycleConfig(consolidate_every=50, consolidate_idle_s=0.5)))
+    hs.record("I'm allergic to peanuts.", "user:q", session_id="s1", role="user")
+    hs.record("Noted, no peanuts.", "user:q", session_id="s1", role="assistant")
+    time.sleep(0.2)
+    hs.record("Thanks!", "user:q", session_id="s1", role="user")  # the quiet time starts again
+    assert _semantic(hs, "user:q") == []
+    assert _until(lambda: _semantic(hs, "user:q") == ["The user is allergic to peanuts"])
+    jobs = hs.stats("user:q").namespaces["user:q"].consolidation_jobs
+    assert (jobs["done"], jobs["failed"]) == (1, 0)
+
+
+def test_a_session_that_keeps_talking_is_not_consolidated_for_being_quiet(
+    make_engine: Callable[..., Hindsight]
+) -> None:
+    hs = make_engine(HindsightConfig(lifecycle=LifecycleConfig(consolidate_every=50, consolidate_idle_s=1.0)))
+    for text in ("I live in Porto.", "It rains a lot.", "I like the tiles.", "The food is great."):
+        hs.record(text, "user:t", session_id="s1", role="user")
+        time.sleep(0.4)
+    assert _semantic(hs, "user:t") == []  # never quiet for a second
+    assert _until(lambda: "The user lives in Porto" in _semantic(hs, "user:t"))
+
+
+def test_quiet_sessions_off(make_engine: Callable[..., Hindsight]) -> None:
+    hs = make_engine(HindsightConfig(lifecycle=LifecycleConfig(consolidate_every=50, consolidate_idle_s=0)))
+    hs.record("I'm allergic to peanuts.", "user:z", session_id="s1", role="user")
+    time.sleep(1.0)
+    assert hs.wait_for_consolidation(timeout=5)
+    assert _semantic(hs, "user:z") == []
