@@ -9,6 +9,7 @@ one transaction, so a batch is either integrated whole or not at all."""
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -22,15 +23,33 @@ from hindsight_core.activation import math as activation_math
 from hindsight_core.activation.math import reinforced, scaled
 from hindsight_core.clock import to_ts
 from hindsight_core.lifecycle.schema import ExtractedMemory
+from hindsight_core.recall import sentence_kinds
+from hindsight_core.recall.keyword import tokenize
 from hindsight_core.store import jobs
 from hindsight_core.text.entities import extract_entities
 from hindsight_core.text.normalize import fingerprint, normalize
-from hindsight_core.types import Edge, EdgeKind, Kind, Layer, Memory, Status
+from hindsight_core.types import AGENT_ROLES, Edge, EdgeKind, Kind, Layer, Memory, Status
 from hindsight_core.write.outbox import ACTIVATION, TARGETS
 
 if TYPE_CHECKING:
     from hindsight_core.context import EngineContext
     from hindsight_core.store.sql import RelationalStore
+
+
+#: Where a sentence's clauses meet: clause punctuation (not a digit group's "25,000" or "3.5") and the
+#: coordinating conjunctions, a closed class of grammar words.
+_CLAUSE = re.compile(r"(?<!\d)[,.](?!\d)|[，。！!？?；;、\n]|\s+(?:and|but|so)\s+|(?:而且|并且|还有|但是)",
+                     re.IGNORECASE)
+
+
+def without_value(text: str, value: str) -> str | None:
+    """``text`` with every occurrence of ``value`` (any case) replaced by "…"; ``None`` when ``value`` is
+    empty or not in ``text``."""
+    if not value.strip():
+        return None
+    pattern = re.compile(re.escape(value.strip()), re.IGNORECASE)
+    rest, count = pattern.subn("…", text)
+    return rest if count else None
 
 
 def procedure_content(trigger: str, steps: Sequence[str]) -> str:
@@ -72,6 +91,7 @@ class Integrator:
                 self.citers[source].add(m.id)
         self._vectors: dict[str, np.ndarray] | None = None
         self._embedded: dict[str, np.ndarray] = {}
+        self._turns: dict[str, list[Memory]] = {}  # session id -> its episodes in write order (echoes)
 
     # -- helpers ---------------------------------------------------------------------------------
     def existing(self) -> list[Memory]:
@@ -359,6 +379,88 @@ class Integrator:
             )
             plan.vector_sync.add(episode.id)
             plan.episodes_superseded += 1
+            self._keep_the_rest(plan, episode, old, now)
+            echo = self._echo(episode, str(old.metadata.get("value") or ""))
+            if echo is not None and echo.id not in plan.updated and echo.id not in old.source_ids:
+                plan.updated[echo.id] = echo.model_copy(
+                    update={"status": Status.SUPERSEDED, "superseded_by": new.id, "updated_at": now}
+                )
+                plan.vector_sync.add(echo.id)
+                plan.episodes_superseded += 1
+
+    def _echo(self, episode: Memory, value: str) -> Memory | None:
+        """The agent's echo of a stale value ("Physio in Manchester, great."): the next turn of the
+        session, the agent's, repeating the value. It carries the stale value too, and no fact cites it."""
+        if not value.strip() or episode.session_id is None:
+            return None
+        if episode.session_id not in self._turns:
+            self._turns[episode.session_id] = self.ctx.store.find_memories(
+                self.namespace, session_id=episode.session_id, layer=Layer.EPISODIC.value
+            )
+        turns = self._turns[episode.session_id]
+        at = next((i for i, m in enumerate(turns) if m.id == episode.id), None)
+        if at is None or at + 1 >= len(turns):
+            return None
+        reply = turns[at + 1]
+        if ((reply.role or "").lower() not in AGENT_ROLES or reply.status not in (Status.ACTIVE, Status.COLD)
+                or self.citers.get(reply.id) or without_value(reply.content, value) is None):
+            return None
+        return reply
+
+    def _keep_the_rest(self, plan: BatchPlan, episode: Memory, old: Memory, now: datetime) -> None:
+        """An episode retired for a value that changed may have said more: "I live in Manchester and I'm a
+        physiotherapist" loses the city, not the job. What the person said besides the old value stays
+        recallable as a fact drawn from the episode, with the old value cut out ("I live in … and I'm a
+        physiotherapist"); the episode itself, which carries the stale value, is no longer shown. Nothing
+        is kept when the value cannot be found in the episode's words or when no term is left beyond what
+        the superseded memory said; the agent's turns never originate a memory."""
+        if (episode.role or "").lower() in AGENT_ROLES:
+            return
+        value = str(old.metadata.get("value") or "")
+        rest = without_value(episode.content, value)
+        if rest is None or not self._says_more(episode.content, value):
+            return
+        act = self.ctx.config.activation
+        memory = Memory(
+            id=str(ULID.from_datetime(now)),
+            namespace=self.namespace,
+            session_id=episode.session_id,
+            layer=Layer.SEMANTIC,
+            kind=Kind.FACT,
+            content=rest,
+            occurred_at=episode.occurred_at,
+            created_at=now,
+            updated_at=now,
+            importance=episode.importance,
+            activation=activation_math.initial(
+                episode.importance, to_ts(episode.occurred_at), initial_log=act.initial_log,
+                importance_weight=act.importance_weight,
+            ),
+            source_ids=[episode.id],
+            entities=extract_entities(rest)[:12],
+            fingerprint=fingerprint(rest),
+            metadata={"extractor": self.extractor_name, "mentions": 1, "rest_of": episode.id},
+        )
+        vector = self.ctx.embedder.embed_documents([rest])[0]
+        plan.new[memory.id] = memory
+        plan.vectors[memory.id] = vector
+        plan.vector_sync.add(memory.id)
+        plan.edges.append(Edge(src=memory.id, dst=episode.id, kind=EdgeKind.DERIVED_FROM, created_at=now))
+        self.citers[episode.id].add(memory.id)
+        self.pool[memory.id] = memory
+        if self._vectors is not None:
+            self._vectors[memory.id] = vector
+
+    def _says_more(self, text: str, value: str) -> bool:
+        """Whether ``text`` has a clause without ``value`` that says something: "I live in Manchester and
+        I'm a physiotherapist" does; "我们这个项目的预算上限是3万元。" (one clause, holding the value) and
+        "Hi, I live in Lisbon." (the other clause is small talk, ``SentenceKinds.content_free``) do not."""
+        clauses = [c.strip() for c in _CLAUSE.split(text) if c and c.strip()]
+        others = [c for c in clauses if value.strip().lower() not in c.lower() and tokenize(c)]
+        if not others:
+            return False
+        kinds = sentence_kinds.for_embedder(self.ctx.embedder)
+        return bool((kinds.content_free(self.ctx.embedder.embed_documents(others)) <= 0.0).any())
 
     # -- write -----------------------------------------------------------------------------------
     def commit(self, plan: BatchPlan, job_id: int | None, now: datetime) -> None:

@@ -255,7 +255,7 @@ _EN_RULES: list[_Rule] = [
     _Rule("nickname", _en(r"\b(?i:call\s+me|calls\s+me|go\s+by|goes\s+by)\s+(?P<v>[A-Z][\w'’-]+)"),
           lambda m, s, _: _Hit("fact", f"{s.en} goes by {m.group('v')}", 3, f"{s.key}:nickname", m.group("v"),
                                exclusive=True)),
-    _Rule("home", _en(rf"{_WE}\s+(?:(?i:just|recently|finally|have|had|already)\s+)*(?i:moved|relocated)\s+(?i:to)\s+{_PLACE}"),
+    _Rule("home", _en(rf"{_WE}\s+(?:(?i:just|recently|finally|have|had|already)\s+)*(?i:moved|relocated)\s+(?:(?i:down|up|over|back|out)\s+)?(?i:to)\s+{_PLACE}"),
           lambda m, s, _: _Hit("fact", f"{s.en} lives in {m.group('v')} now (moved there recently)", 3, f"{s.key}:home",
                                m.group("v"), exclusive=True, change=True)),
     _Rule("home", _en(rf"{_WE}\s+(?:(?i:currently|now|still)\s+)?(?i:live|am\s+living|are\s+living|living|reside)\s+(?i:in)\s+{_PLACE}"),

@@ -866,7 +866,10 @@ class RecallPipeline:
         excerpts: list[str] = []
         if hit.memory.layer != Layer.EPISODIC and hit.memory.source_ids:
             sources = self.store.get_many_in(hit.memory.namespace, hit.memory.source_ids)
-            cited = [sources[s] for s in hit.memory.source_ids if s in sources]
+            # a superseded episode carries a stale value: a fact still drawn from it (what the episode said
+            # besides that value, integrate.py) is shown without it
+            cited = [sources[s] for s in hit.memory.source_ids
+                     if s in sources and sources[s].status != Status.SUPERSEDED]
             collapsed = [m for m in hit.sources if m.id not in sources]
             hit.sources = cited[: cfg.max_sources] + collapsed
             excerpts = [truncate_to_tokens(s.content, cfg.source_excerpt_tokens, self.counter)
