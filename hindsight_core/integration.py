@@ -374,14 +374,72 @@ def _not_found(memory_id: object) -> str:
 # -- session logs ----------------------------------------------------------------------------------
 
 
+#: LangChain message types (``message_to_dict``'s ``type``) as the roles both frameworks share.
+_LANGCHAIN_ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "tool",
+                    "HumanMessageChunk": "user", "AIMessageChunk": "assistant"}
+
+
+def is_langchain_message(message: Any) -> bool:
+    """Whether a logged message is in LangChain's shape (``message_to_dict``: ``{"type", "data"}``)."""
+    return isinstance(message, dict) and isinstance(message.get("type"), str) and isinstance(message.get("data"), dict)
+
+
+def is_llamaindex_message(message: Any) -> bool:
+    """Whether a logged message is in LlamaIndex's shape (a ``ChatMessage`` dump: ``{"role", ...}``)."""
+    return isinstance(message, dict) and isinstance(message.get("role"), str) and "type" not in message
+
+
+def _content_text(content: Any) -> str:
+    """The text of a message's content: a string, or the text parts of a list of parts or blocks."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [p if isinstance(p, str) else p.get("text") for p in content if isinstance(p, (str, dict))]
+        return "".join(p for p in parts if isinstance(p, str))
+    raise InvalidInputError(f"a logged message's content is {type(content).__name__}, not text or parts")
+
+
+def logged_message(message: Any) -> tuple[str, str]:
+    """``(role, text)`` of a session-log message in either framework's shape, so that one conversation
+    id can be read by LangChain and LlamaIndex alike (the README invites it): LangChain's
+    ``message_to_dict`` (``{"type": "human", "data": {"content": ...}}``) or LlamaIndex's ``ChatMessage``
+    dump (``{"role": "user", "blocks": [{"block_type": "text", "text": ...}]}``). Roles are the shared
+    ones (``user``, ``assistant``, ``system``, ``tool``, or a chat message's own). Anything else raises
+    ``InvalidInputError`` naming what it found."""
+    if is_langchain_message(message):
+        kind, data = message["type"], message["data"]
+        role = data.get("role") if kind == "chat" else _LANGCHAIN_ROLES.get(kind)
+        if not isinstance(role, str):
+            raise InvalidInputError(f"a logged LangChain message of unknown type {kind!r}")
+        return role, _content_text(data.get("content"))
+    if is_llamaindex_message(message):
+        content = message.get("content")
+        text = _content_text(content) if content is not None else _content_text(message.get("blocks"))
+        return str(message["role"]), text
+    found = sorted(message) if isinstance(message, dict) else type(message).__name__
+    raise InvalidInputError(f"a session log message in neither LangChain's nor LlamaIndex's shape: {found}")
+
+
+def log_message(entry: Any) -> Any:
+    """The message of a session-log entry (``{"message": ..., "memory_id": ...}``)."""
+    if not isinstance(entry, dict) or "message" not in entry:
+        found = sorted(entry) if isinstance(entry, dict) else type(entry).__name__
+        raise InvalidInputError(f"a session log entry without a message: {found}")
+    return entry["message"]
+
+
 class SessionLog:
     """The exact, ordered message log of one session: an engine transcript for ``(namespace, key)``.
 
     Each entry is ``{"message": <the framework's own dump>, "memory_id": <episode id or None>}``: the
     message for replay (tool calls and results included), the id of the episode recorded for it (when
     it was recorded) so recall can leave out what the window already shows. Both frameworks' chat
-    histories and stores use this one shape. ``clear()`` deletes the log (the episodes stay: forgetting
-    is explicit); the engine's ``forget_namespace`` deletes both."""
+    histories and stores use this one shape, and each reads the other's messages by role and text
+    (:func:`logged_message`), so a log written by one reads in the other and may hold both. ``clear()``
+    deletes the log (the episodes stay: forgetting is explicit); the engine's ``forget_namespace``
+    deletes both."""
 
     def __init__(self, engine: Hindsight, namespace: str, key: str) -> None:
         self.engine = engine
@@ -455,6 +513,10 @@ __all__ = [
     "fill_namespace",
     "forget_memory",
     "hit_metadata",
+    "is_langchain_message",
+    "is_llamaindex_message",
+    "log_message",
+    "logged_message",
     "query_text",
     "recall_reply",
     "render_lines",

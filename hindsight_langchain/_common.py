@@ -16,14 +16,25 @@ require("langchain_core", "langchain")
 from langchain_core.callbacks import AsyncCallbackManager, CallbackManager  # noqa: E402
 from langchain_core.documents import Document  # noqa: E402
 from langchain_core.messages import (  # noqa: E402
+    AIMessage,
     BaseMessage,
+    ChatMessage,
+    HumanMessage,
+    SystemMessage,
     ToolMessage,
     message_to_dict,
     messages_from_dict,
 )
 from langchain_core.runnables.config import RunnableConfig, ensure_config  # noqa: E402
 
-from hindsight_core.integration import hit_metadata, query_text, without_known  # noqa: E402
+from hindsight_core.integration import (  # noqa: E402
+    hit_metadata,
+    is_langchain_message,
+    log_message,
+    logged_message,
+    query_text,
+    without_known,
+)
 
 if TYPE_CHECKING:
     from hindsight_core import Hindsight, RecallHit, RecallResult
@@ -72,8 +83,23 @@ def dump(message: BaseMessage) -> dict[str, Any]:
     return data
 
 
+_BY_ROLE: dict[str, type[BaseMessage]] = {"user": HumanMessage, "assistant": AIMessage, "system": SystemMessage}
+
+
 def load(entries: Sequence[dict[str, Any]]) -> list[BaseMessage]:
-    return list(messages_from_dict([e["message"] for e in entries]))
+    """The messages of session-log entries. A message another framework logged (LlamaIndex's chat store
+    on the same conversation id) is read by its role and text: a user turn is a ``HumanMessage``, an
+    assistant turn an ``AIMessage``, any other role a ``ChatMessage`` of that role."""
+    out: list[BaseMessage] = []
+    for entry in entries:
+        message = log_message(entry)
+        if is_langchain_message(message):
+            out.extend(messages_from_dict([message]))
+            continue
+        role, text = logged_message(message)
+        kind = _BY_ROLE.get(role)
+        out.append(kind(content=text) if kind is not None else ChatMessage(role=role, content=text))
+    return out
 
 
 def hit_document(hit: RecallHit) -> Document:

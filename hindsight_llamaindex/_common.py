@@ -20,7 +20,14 @@ from llama_index.core.instrumentation import get_dispatcher  # noqa: E402
 from llama_index.core.instrumentation.events.retrieval import RetrievalEndEvent, RetrievalStartEvent  # noqa: E402
 from llama_index.core.schema import NodeWithScore, TextNode  # noqa: E402
 
-from hindsight_core.integration import HIT_METADATA_KEYS, hit_metadata, query_text  # noqa: E402
+from hindsight_core.integration import (  # noqa: E402
+    HIT_METADATA_KEYS,
+    InvalidInputError,
+    hit_metadata,
+    is_llamaindex_message,
+    logged_message,
+    query_text,
+)
 
 if TYPE_CHECKING:
     from hindsight_core import Hindsight, RecallResult
@@ -84,7 +91,16 @@ def dump_message(message: ChatMessage) -> dict[str, Any]:
 
 
 def load_message(data: dict[str, Any]) -> ChatMessage:
-    return ChatMessage.model_validate(data)
+    """A logged message as a ``ChatMessage``. One that LangChain logged on the same conversation id is
+    read by its role and text (a LangChain ``human`` turn is a ``user`` message); validating its dict
+    as a ``ChatMessage`` would give an empty user message."""
+    if is_llamaindex_message(data):
+        return ChatMessage.model_validate(data)
+    role, text = logged_message(data)
+    try:
+        return ChatMessage(role=MessageRole(role), content=text)
+    except ValueError:
+        raise InvalidInputError(f"a logged message with a role LlamaIndex has no name for: {role!r}") from None
 
 
 #: What an LLM reads next to a memory's text: its kind and date (to weigh an old memory); the rest of

@@ -18,7 +18,13 @@ from llama_index.core.llms import ChatMessage
 from llama_index.core.storage.chat_store.base import BaseChatStore
 from llama_index.core.storage.chat_store.loading import RECOGNIZED_CHAT_STORES
 
-from hindsight_core.integration import check_transcript_key, engine_ref, require_namespace, resolve_engine
+from hindsight_core.integration import (
+    check_transcript_key,
+    engine_ref,
+    log_message,
+    require_namespace,
+    resolve_engine,
+)
 from hindsight_llamaindex._common import dump_message, episode_events, is_recordable, load_message
 
 if TYPE_CHECKING:
@@ -114,7 +120,7 @@ class HindsightChatStore(BaseChatStore):
         self._engine.edit_transcript(self.namespace, key, edit)
 
     def get_messages(self, key: str) -> list[ChatMessage]:
-        return [load_message(e["message"]) for e in self._entries(key) or []]
+        return [load_message(log_message(e)) for e in self._entries(key) or []]
 
     def add_message(self, key: str, message: ChatMessage, idx: int | None = None) -> None:
         """Append (or insert at ``idx``, as ``SimpleChatStore`` does) and record the message as an episode."""
@@ -149,7 +155,7 @@ class HindsightChatStore(BaseChatStore):
             return None
 
         self._engine.edit_transcript(self.namespace, key, edit)
-        return None if removed[0] is None else [load_message(e["message"]) for e in removed[0]]
+        return None if removed[0] is None else [load_message(log_message(e)) for e in removed[0]]
 
     def delete_message(self, key: str, idx: int) -> ChatMessage | None:
         return self._pop(key, idx)
@@ -169,7 +175,7 @@ class HindsightChatStore(BaseChatStore):
         if self._entries(key) is None:  # a missing key stays missing, and costs no write
             return None
         self._engine.edit_transcript(self.namespace, key, edit)
-        return None if removed[0] is None else load_message(removed[0]["message"])
+        return None if removed[0] is None else load_message(log_message(removed[0]))
 
     def get_keys(self) -> list[str]:
         return self._engine.transcript_keys(self.namespace)

@@ -26,6 +26,7 @@ from llama_index.core.utils import get_tokenizer
 from hindsight_core.integration import (
     check_transcript_key,
     engine_ref,
+    log_message,
     query_text,
     require_namespace,
     resolve_engine,
@@ -150,7 +151,7 @@ class HindsightMemory(BaseMemory):
         """The session's recent messages with recalled memory injected. Recall runs on ``input`` when
         given, else on the latest user message; memories already visible in the window are not repeated."""
         entries = self._engine.transcript(self.namespace, self.session_id) or []
-        messages = [load_message(e["message"]) for e in entries]
+        messages = [load_message(log_message(e)) for e in entries]
         count = self._window(messages, int(kwargs.get("initial_token_count", 0) or 0))
         window, shown = messages[len(messages) - count :], entries[len(entries) - count :]
         query = self._query(input, window)
