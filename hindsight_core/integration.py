@@ -25,6 +25,7 @@ import asyncio
 import string
 import threading
 import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -430,6 +431,31 @@ def log_message(entry: Any) -> Any:
     return entry["message"]
 
 
+class LatestRecalls:
+    """The latest recall per namespace, for an adapter object shared by concurrent calls (one chain or
+    middleware serving many users): ``last_recall`` is whichever call ran last, ``for_namespace(ns)`` is
+    that user's own. Keeps the ``kept`` most recently recalled namespaces, so a long-running server does
+    not grow with its users."""
+
+    def __init__(self, kept: int = 1024) -> None:
+        self._kept = kept
+        self._by_namespace: OrderedDict[str, Any] = OrderedDict()
+        self._lock = threading.Lock()
+        self.latest: Any = None
+
+    def put(self, result: Any) -> None:
+        with self._lock:
+            self.latest = result
+            self._by_namespace.pop(result.namespace, None)
+            self._by_namespace[result.namespace] = result
+            while len(self._by_namespace) > self._kept:
+                self._by_namespace.popitem(last=False)
+
+    def for_namespace(self, namespace: str) -> Any:
+        with self._lock:
+            return self._by_namespace.get(check_namespace(namespace))
+
+
 class SessionLog:
     """The exact, ordered message log of one session: an engine transcript for ``(namespace, key)``.
 
@@ -499,6 +525,7 @@ __all__ = [
     "SAVE_TOOL_NAME",
     "ExtractorReply",
     "InvalidInputError",
+    "LatestRecalls",
     "MissingExtraError",
     "NamespaceScope",
     "NamespaceTemplate",

@@ -22,6 +22,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 from hindsight_core.integration import (  # noqa: E402
     InvalidInputError,
+    LatestRecalls,
     check_namespace,
     query_text,
     resolve_engine,
@@ -96,7 +97,20 @@ class HindsightMemoryMiddleware(AgentMiddleware):
         self.budget_tokens = budget_tokens
         self.layers = layers
         self.record = record
-        self.last_recall: RecallResult | None = None
+        self._recalls = LatestRecalls()
+
+    @property
+    def last_recall(self) -> RecallResult | None:
+        """The recall behind the latest model call (hits, scores, reasons), whoever made it: with several
+        users in flight, use :meth:`last_recall_for`."""
+        result: RecallResult | None = self._recalls.latest
+        return result
+
+    def last_recall_for(self, namespace: str) -> RecallResult | None:
+        """The latest recall for one user's namespace (``namespace_prefix`` + user id), whatever other
+        calls ran since."""
+        result: RecallResult | None = self._recalls.for_namespace(namespace)
+        return result
 
     # -- scope -----------------------------------------------------------------------------------
     def namespace_for(self, runtime: Any) -> str:
@@ -136,7 +150,7 @@ class HindsightMemoryMiddleware(AgentMiddleware):
     def _inject(self, request: ModelRequest, result: RecallResult) -> ModelRequest:
         shown = {m.text.strip() for m in request.messages}
         result = without_known(result, set(), shown)
-        self.last_recall = result
+        self._recalls.put(result)
         context = result.to_prompt()
         if not context:
             return request

@@ -32,6 +32,7 @@ from pydantic import ConfigDict, Field, PrivateAttr, model_validator  # noqa: E4
 
 from hindsight_core.integration import (  # noqa: E402
     InvalidInputError,
+    LatestRecalls,
     NamespaceTemplate,
     fill_namespace,
     require_namespace,
@@ -78,7 +79,7 @@ class HindsightRunnable(RunnableSerializable[dict[str, Any], Any]):
 
     _engine: Any = PrivateAttr(default=None)
     _fields: list[str] = PrivateAttr(default_factory=list)
-    _last_recall: Any = PrivateAttr(default=None)
+    _recalls: LatestRecalls = PrivateAttr(default_factory=LatestRecalls)
 
     def __init__(self, **data: Any) -> None:
         # Checked before pydantic runs, so ``namespace=None`` raises InvalidInputError with the hint every
@@ -104,8 +105,14 @@ class HindsightRunnable(RunnableSerializable[dict[str, Any], Any]):
 
     @property
     def last_recall(self) -> RecallResult | None:
-        """The recall behind the latest call (hits, scores, reasons)."""
-        result: RecallResult | None = self._last_recall
+        """The recall behind the latest call (hits, scores, reasons), whoever made it: with several users
+        in flight, use :meth:`last_recall_for`."""
+        result: RecallResult | None = self._recalls.latest
+        return result
+
+    def last_recall_for(self, namespace: str) -> RecallResult | None:
+        """The latest recall for one namespace (one user's, ``"user:42"``), whatever other calls ran since."""
+        result: RecallResult | None = self._recalls.for_namespace(namespace)
         return result
 
     # -- one turn, in steps shared by the sync and async paths -------------------------------------
@@ -131,7 +138,7 @@ class HindsightRunnable(RunnableSerializable[dict[str, Any], Any]):
         }
 
     def _chain_input(self, value: dict[str, Any], history: list[BaseMessage], result: RecallResult) -> dict[str, Any]:
-        self._last_recall = result
+        self._recalls.put(result)
         chain_input = {**value, self.memory_key: result.to_prompt()}
         if self.history_key is not None:
             chain_input[self.history_key] = history

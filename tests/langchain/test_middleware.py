@@ -188,3 +188,17 @@ def test_a_chat_that_goes_quiet_is_distilled_without_an_end_call(
         assert [m.content for m in engine.find(namespace, layer=Layer.SEMANTIC)] == ["The user is allergic to peanuts"]
     finally:
         engine.close()
+
+
+def test_last_recall_for_each_user_of_a_shared_middleware(hs: Hindsight, ns: str) -> None:
+    prefix = ns + ":"
+    hs.record("I am allergic to peanuts.", f"{prefix}ana", session_id="old")
+    middleware = HindsightMemoryMiddleware(hs, namespace_prefix=prefix)
+    for user, question in (("ana", "What am I allergic to?"), ("bob", "What's the weather in Oslo?")):
+        agent = create_agent(RecordingToolModel(messages=iter([AIMessage("ok")])), tools=[get_weather],
+                             middleware=[middleware], context_schema=Ctx, checkpointer=InMemorySaver())
+        agent.invoke({"messages": [{"role": "user", "content": question}]},
+                     config={"configurable": {"thread_id": f"t-{user}"}}, context=Ctx(user))
+    ana = middleware.last_recall_for(f"{prefix}ana")
+    assert ana is not None and ana.query == "What am I allergic to?" and "peanuts" in ana.to_prompt()
+    assert middleware.last_recall is not None and middleware.last_recall.namespace == f"{prefix}bob"

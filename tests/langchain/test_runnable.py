@@ -144,3 +144,22 @@ async def test_astream_of_a_string_chain_records_the_joined_text(hs: Hindsight, 
     chunks = [c async for c in chain.astream({"input": "I'm lactose intolerant."}, config=_cfg("ed", "u1"))]
     assert len(chunks) > 1 and "".join(chunks) == "Sure, oat milk."
     assert [m.content for m in hs.find(f"{ns}:ed", session_id="u1")] == ["I'm lactose intolerant.", "Sure, oat milk."]
+
+
+def test_each_users_recall_stays_theirs_when_calls_overlap(hs: Hindsight, ns: str) -> None:
+    """One chain serves two users at once: ``last_recall`` is whoever ran last, ``last_recall_for`` each
+    user's own, however the calls interleave."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    hs.record("I am allergic to peanuts.", f"{ns}:ana", session_id="s0")
+    hs.record("I keep bees on my roof.", f"{ns}:ben", session_id="s0")
+    model = RecordingListModel(responses=["ok"] * 40)
+    chain = with_memory(_prompt() | model, namespace=ns + ":{user_id}", engine=hs, record=False)
+    asks = [("ana", "What am I allergic to?"), ("ben", "What do I keep on my roof?")] * 10
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        list(pool.map(lambda a: chain.invoke({"input": a[1]}, config=_cfg(a[0], "s1")), asks))
+    ana, ben = chain.last_recall_for(f"{ns}:ana"), chain.last_recall_for(f"{ns}:ben")
+    assert ana is not None and ana.query == "What am I allergic to?" and "peanuts" in ana.to_prompt()
+    assert ben is not None and ben.query == "What do I keep on my roof?" and "bees" in ben.to_prompt()
+    assert chain.last_recall in (ana, ben)
+    assert chain.last_recall_for(f"{ns}:nobody") is None
