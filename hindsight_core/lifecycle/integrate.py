@@ -412,8 +412,8 @@ class Integrator:
         physiotherapist" loses the city, not the job. What the person said besides the old value stays
         recallable as a fact drawn from the episode, with the old value cut out ("I live in … and I'm a
         physiotherapist"); the episode itself, which carries the stale value, is no longer shown. Nothing
-        is kept when the value cannot be found in the episode's words or when no term is left beyond what
-        the superseded memory said; the agent's turns never originate a memory."""
+        is kept when the value cannot be found in the episode's words or when no clause without it says
+        something (:meth:`_says_more`); the agent's turns never originate a memory."""
         if (episode.role or "").lower() in AGENT_ROLES:
             return
         value = str(old.metadata.get("value") or "")
