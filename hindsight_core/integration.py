@@ -34,6 +34,12 @@ from hindsight_core.errors import InvalidInputError, MemoryNotFoundError, Missin
 from hindsight_core.namespaces import SEPARATOR, label_safe, within
 from hindsight_core.optional import require
 from hindsight_core.starting_template import StartingMemories, template_of
+from hindsight_core.text.messages import (
+    is_langchain_message,
+    is_llamaindex_message,
+    langchain_role_text,
+    llamaindex_role_text,
+)
 from hindsight_core.types import PINNED
 from hindsight_core.validation import (
     MAX_QUERY_CHARS,
@@ -375,50 +381,18 @@ def _not_found(memory_id: object) -> str:
 # -- session logs ----------------------------------------------------------------------------------
 
 
-#: LangChain message types (``message_to_dict``'s ``type``) as the roles both frameworks share.
-_LANGCHAIN_ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "tool",
-                    "HumanMessageChunk": "user", "AIMessageChunk": "assistant"}
-
-
-def is_langchain_message(message: Any) -> bool:
-    """Whether a logged message is in LangChain's shape (``message_to_dict``: ``{"type", "data"}``)."""
-    return isinstance(message, dict) and isinstance(message.get("type"), str) and isinstance(message.get("data"), dict)
-
-
-def is_llamaindex_message(message: Any) -> bool:
-    """Whether a logged message is in LlamaIndex's shape (a ``ChatMessage`` dump: ``{"role", ...}``)."""
-    return isinstance(message, dict) and isinstance(message.get("role"), str) and "type" not in message
-
-
-def _content_text(content: Any) -> str:
-    """The text of a message's content: a string, or the text parts of a list of parts or blocks."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = [p if isinstance(p, str) else p.get("text") for p in content if isinstance(p, (str, dict))]
-        return "".join(p for p in parts if isinstance(p, str))
-    raise InvalidInputError(f"a logged message's content is {type(content).__name__}, not text or parts")
-
-
 def logged_message(message: Any) -> tuple[str, str]:
     """``(role, text)`` of a session-log message in either framework's shape, so that one conversation
     id can be read by LangChain and LlamaIndex alike (the README invites it): LangChain's
     ``message_to_dict`` (``{"type": "human", "data": {"content": ...}}``) or LlamaIndex's ``ChatMessage``
     dump (``{"role": "user", "blocks": [{"block_type": "text", "text": ...}]}``). Roles are the shared
-    ones (``user``, ``assistant``, ``system``, ``tool``, or a chat message's own). Anything else raises
+    ones (``user``, ``assistant``, ``system``, ``tool``, ``function``, or a chat message's own; the
+    reader is ``hindsight import``'s, ``hindsight_core.text.messages``). Anything else raises
     ``InvalidInputError`` naming what it found."""
     if is_langchain_message(message):
-        kind, data = message["type"], message["data"]
-        role = data.get("role") if kind == "chat" else _LANGCHAIN_ROLES.get(kind)
-        if not isinstance(role, str):
-            raise InvalidInputError(f"a logged LangChain message of unknown type {kind!r}")
-        return role, _content_text(data.get("content"))
+        return langchain_role_text(message, "a logged LangChain message")
     if is_llamaindex_message(message):
-        content = message.get("content")
-        text = _content_text(content) if content is not None else _content_text(message.get("blocks"))
-        return str(message["role"]), text
+        return llamaindex_role_text(message, "a logged LlamaIndex message")
     found = sorted(message) if isinstance(message, dict) else type(message).__name__
     raise InvalidInputError(f"a session log message in neither LangChain's nor LlamaIndex's shape: {found}")
 
@@ -439,11 +413,11 @@ class LatestRecalls:
 
     def __init__(self, kept: int = 1024) -> None:
         self._kept = kept
-        self._by_namespace: OrderedDict[str, Any] = OrderedDict()
+        self._by_namespace: OrderedDict[str, RecallResult] = OrderedDict()
         self._lock = threading.Lock()
-        self.latest: Any = None
+        self.latest: RecallResult | None = None
 
-    def put(self, result: Any) -> None:
+    def put(self, result: RecallResult) -> None:
         with self._lock:
             self.latest = result
             self._by_namespace.pop(result.namespace, None)
@@ -451,7 +425,7 @@ class LatestRecalls:
             while len(self._by_namespace) > self._kept:
                 self._by_namespace.popitem(last=False)
 
-    def for_namespace(self, namespace: str) -> Any:
+    def for_namespace(self, namespace: str) -> RecallResult | None:
         with self._lock:
             return self._by_namespace.get(check_namespace(namespace))
 

@@ -103,14 +103,12 @@ class HindsightMemoryMiddleware(AgentMiddleware):
     def last_recall(self) -> RecallResult | None:
         """The recall behind the latest model call (hits, scores, reasons), whoever made it: with several
         users in flight, use :meth:`last_recall_for`."""
-        result: RecallResult | None = self._recalls.latest
-        return result
+        return self._recalls.latest
 
     def last_recall_for(self, namespace: str) -> RecallResult | None:
         """The latest recall for one user's namespace (``namespace_prefix`` + user id), whatever other
         calls ran since."""
-        result: RecallResult | None = self._recalls.for_namespace(namespace)
-        return result
+        return self._recalls.for_namespace(namespace)
 
     # -- scope -----------------------------------------------------------------------------------
     def namespace_for(self, runtime: Any) -> str:

@@ -107,13 +107,11 @@ class HindsightRunnable(RunnableSerializable[dict[str, Any], Any]):
     def last_recall(self) -> RecallResult | None:
         """The recall behind the latest call (hits, scores, reasons), whoever made it: with several users
         in flight, use :meth:`last_recall_for`."""
-        result: RecallResult | None = self._recalls.latest
-        return result
+        return self._recalls.latest
 
     def last_recall_for(self, namespace: str) -> RecallResult | None:
         """The latest recall for one namespace (one user's, ``"user:42"``), whatever other calls ran since."""
-        result: RecallResult | None = self._recalls.for_namespace(namespace)
-        return result
+        return self._recalls.for_namespace(namespace)
 
     # -- one turn, in steps shared by the sync and async paths -------------------------------------
     def _scope(self, config: RunnableConfig) -> tuple[str, str | None]:

@@ -17,16 +17,12 @@ from typing import Any, Literal
 
 from hindsight_core.errors import InvalidInputError
 from hindsight_core.portability import EXPORT_FORMAT
+from hindsight_core.text.messages import langchain_role_text, llamaindex_role_text
 from hindsight_core.validation import parse_jsonl
 
 Format = Literal["auto", "export", "events", "langchain", "llamaindex"]
 FORMATS: tuple[str, ...] = ("auto", "export", "events", "langchain", "llamaindex")
 
-#: LangChain message types → the speaker label the engine records.
-_LANGCHAIN_ROLES = {
-    "human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "function",
-    "chat": None, "HumanMessageChunk": "user", "AIMessageChunk": "assistant",
-}
 
 
 @dataclass
@@ -44,21 +40,6 @@ def _key(fmt: str, scope: str, index: int, content: str) -> str:
     """Position plus a digest of the text: re-importing the file finds the same keys, while two
     different files imported into one namespace do not collide on positions alone."""
     return f"{fmt}:{scope}:{index}:{_digest(content)}"
-
-
-def _text(content: object, where: str) -> str:
-    """Message content as text: a string, or the text parts of a list of content blocks."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts: list[str] = []
-        for block in content:
-            if isinstance(block, str):
-                parts.append(block)
-            elif isinstance(block, Mapping) and isinstance(block.get("text"), str):
-                parts.append(block["text"])
-        return "\n".join(parts)
-    raise InvalidInputError(f"{where}: content must be text or a list of text blocks, got {type(content).__name__}")
 
 
 def detect(text: str) -> str:
@@ -133,14 +114,10 @@ def _langchain(whole: object, session: str) -> list[dict[str, Any]]:
     for index, message in enumerate(whole):
         if not isinstance(message, Mapping) or not isinstance(message.get("data"), Mapping):
             raise InvalidInputError(f"message {index}: expected {{'type': ..., 'data': {{...}}}}")
-        kind = str(message.get("type"))
         data = message["data"]
-        role = _LANGCHAIN_ROLES.get(kind, kind)
-        if kind == "chat":
-            role = str(data.get("role") or "user")
-        if kind == "tool" and data.get("name"):
+        role, content = langchain_role_text(message, f"message {index}")
+        if message.get("type") == "tool" and data.get("name"):
             role = str(data["name"])
-        content = _text(data.get("content", ""), f"message {index}")
         if not content.strip():
             continue  # a tool-call-only AI message carries no text to remember
         events.append({
@@ -162,14 +139,11 @@ def _llamaindex(whole: object) -> list[dict[str, Any]]:
         for index, message in enumerate(messages):
             if not isinstance(message, Mapping):
                 raise InvalidInputError(f"chat store key {key!r}, message {index}: expected an object")
-            if message.get("content") is not None:
-                content = _text(message["content"], f"{key!r} message {index}")
-            else:
-                content = _text(message.get("blocks", []), f"{key!r} message {index}")
+            role, content = llamaindex_role_text(message, f"{key!r} message {index}")
             if not content.strip():
                 continue
             events.append({
-                "content": content, "role": str(message.get("role") or "user"), "session_id": str(key),
+                "content": content, "role": role, "session_id": str(key),
                 "source_id": _key("llamaindex", str(key), index, content),
             })
     return events
