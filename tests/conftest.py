@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from collections.abc import Callable, Iterator
@@ -100,8 +101,8 @@ def redis_prefix(redis_client: object) -> Iterator[str]:
 POSTGRES_URL = os.environ.get("HINDSIGHT_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
 
 
-@pytest.fixture
-def postgres_url() -> Iterator[str]:
+@contextlib.contextmanager
+def _fresh_schema() -> Iterator[str]:
     """A URL to the real PostgreSQL (``HINDSIGHT_TEST_DATABASE_URL``, default db ``test`` on 5432) whose
     search_path is a fresh schema ``hs_<random>``, dropped afterwards: tests never touch other data."""
     import psycopg
@@ -120,6 +121,21 @@ def postgres_url() -> Iterator[str]:
     finally:
         admin.execute(f"DROP SCHEMA {schema} CASCADE")
         admin.close()
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A fresh schema of the real PostgreSQL: a data set of its own (see :func:`_fresh_schema`)."""
+    with _fresh_schema() as url:
+        yield url
+
+
+@pytest.fixture
+def other_postgres_url() -> Iterator[str]:
+    """A second fresh schema on the same server: another data set beside ``postgres_url``'s (staging
+    beside production)."""
+    with _fresh_schema() as url:
+        yield url
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -144,8 +160,8 @@ def open_engine(
 #: Fixtures that bring a real model, a real server or another process: a test that uses one (directly or
 #: through another fixture) is in the integration tier.
 _REAL_FIXTURES = frozenset({
-    "embedder", "redis_client", "postgres_url", "chroma_server", "redis_cluster", "private_postgres",
-    "private_redis",
+    "embedder", "redis_client", "postgres_url", "other_postgres_url", "chroma_server", "redis_cluster",
+    "private_postgres", "private_redis",
 })
 #: What an adapter built without a namespace says (``hindsight_core.integration.require_namespace``).
 NAMESPACE_HINT = r"needs namespace=\.\.\.: whose memory is this\? .*e\.g\. namespace='user:42'"
