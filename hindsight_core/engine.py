@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import hashlib
 import inspect
 import logging
 import os
@@ -93,6 +94,20 @@ def _twin(
     return twin
 
 
+#: The prefix of every index name the engine builds; alone, the names of the versions before issue 38.
+UNSCOPED_PREFIX = "hindsight"
+
+
+def index_scope(dataset: str) -> str:
+    """The part of each index name the engine builds that says whose it is. Data sets sharing one Redis
+    or Chroma server (staging beside production, two apps) hold the same namespaces; with names per
+    namespace only, one's reconcile or ``forget_namespace`` deleted the other's entries. 12 hex digits of
+    a digest of the data set id: Chroma allows a collection name 63 characters, the longest then takes
+    58; two data sets that drew the same digits meet the marker (``ForeignDataSetError``), not each
+    other's entries."""
+    return hashlib.blake2b(dataset.encode("utf-8"), digest_size=6).hexdigest()
+
+
 class Hindsight:
     """Long-term memory for agents.
 
@@ -113,7 +128,12 @@ class Hindsight:
     or dimension) raises :class:`EmbedderMismatchError` naming both and changes nothing;
     ``reembed=True`` moves it to the new embedder instead (every indexed memory embedded again and the
     vector index rebuilt, before the constructor returns). ``config.recall.warm_up_on_open`` starts
-    :meth:`warm_up` in a background thread."""
+    :meth:`warm_up` in a background thread.
+
+    Several data sets may share one Redis and one Chroma server: the index names the engine builds carry
+    the data set (:func:`index_scope`), so none sees or deletes another's entries whatever namespaces
+    they hold, and an index passed in whose marker names another data set raises
+    :class:`ForeignDataSetError` on open (see :meth:`reconcile`)."""
 
     @releases_on_failure
     def __init__(
@@ -155,16 +175,22 @@ class Hindsight:
         config = config or HindsightConfig()
         embedder_ = resolve_embedder(embedder)
         store = open_store(database_url or self.path / "hindsight.sqlite3")
+        # Index names carry the data set: data sets sharing a server must never meet (index_scope).
+        scope = index_scope(store.dataset_id())
         if vector_index is None:
             from hindsight_core.vectors.chroma import ChromaVectorIndex
 
             # opened on first use, collections loaded in the background (vectors/chroma.py)
-            vector_index = ChromaVectorIndex(self.path / "chroma", url=chroma_url, lazy=True)
+            vector_index = ChromaVectorIndex(self.path / "chroma", url=chroma_url, lazy=True,
+                                             collection_prefix=f"{UNSCOPED_PREFIX}_{scope}",
+                                             legacy_prefix=UNSCOPED_PREFIX)
         if activation_index is None:
             if redis_url or redis_client is not None:
                 from hindsight_core.activation.redis import RedisActivationIndex
 
-                activation_index = RedisActivationIndex(redis_client, url=redis_url)
+                activation_index = RedisActivationIndex(redis_client, url=redis_url,
+                                                        prefix=f"{UNSCOPED_PREFIX}:{scope}",
+                                                        legacy_prefix=UNSCOPED_PREFIX)
             else:
                 from hindsight_core.activation.sqlite import SqliteActivationIndex
 
@@ -206,8 +232,7 @@ class Hindsight:
             store.release_claims()
         self._lifecycle.release_dead_leases()
         if reconcile_on_open:
-            self._maintenance.reconcile(verify=False)
-            self._maintenance.repair_lost_activation()
+            self._maintenance.reconcile(verify=False, at_open=True)
         self._warming: threading.Thread | None = None
         if config.recall.warm_up_on_open:
             self._warming = threading.Thread(target=self._warm_quietly, name="hindsight-warm-up", daemon=True)
@@ -729,7 +754,11 @@ class Hindsight:
     def reconcile(self, *, verify: bool = True, progress: Progress = False) -> ApplyReport:
         """Bring the derived indexes in step with the relational store.
 
-        Applies everything pending in the outbox (this part runs on open). With ``verify`` it also
+        First it looks at each index's marker, the data set that owns the index's names: an index
+        without one (it lost its data, or was written under the unscoped names of a version before
+        issue 38) is rebuilt from the store, and this data set's entries under the old names are removed;
+        one naming another data set raises :class:`ForeignDataSetError` and is left untouched. Then it
+        applies everything pending in the outbox (both parts run on open). With ``verify`` it also
         compares, per namespace and layer, the ids each index holds with the ids it should hold and
         repairs the difference — what an index restarted empty (Redis without persistence) needs —
         and probes the vector index with a bounded sample of stored vectors, rebuilding a namespace

@@ -65,3 +65,11 @@ class EmbedderMismatchError(HindsightError):
     engine was opened with; nothing was changed. Vectors of two models are not comparable, so recall
     would rank by noise: open the data with its own embedder, or move it to the new one with
     ``Hindsight(..., embedder=new, reembed=True)`` (the message names both)."""
+
+
+class ForeignDataSetError(HindsightError):
+    """The vector or activation index this engine was given holds another data set's entries: its marker
+    names another data set. Two data sets under one index prefix would delete each other's entries
+    (a reconcile removes what its own store does not hold), so nothing in the index was touched. The
+    indexes the engine builds itself are named after the data set and never meet this; an index passed
+    in (``vector_index=`` / ``activation_index=``) needs a prefix of its own per data set."""

@@ -1,5 +1,5 @@
 """Keeping the derived indexes in step with the relational store: reconcile, re-embed, and the repair of
-an activation index that came back empty.
+an index that came back empty or was never this data set's.
 
 The relational store is the truth; the vector and activation indexes are derived from it through the
 outbox. This service computes what is out of step and queues the repair through the context's unit of
@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from hindsight_core.context import EngineContext, OutboxRow
 from hindsight_core.errors import BackendUnavailableError, EmbedderMismatchError
 from hindsight_core.progress import Progress, Tracker, track
+from hindsight_core.store.erase import erased_among
 from hindsight_core.types import PERSISTENT_LAYERS
 from hindsight_core.write.outbox import ACTIVATION, SYNC, TARGETS, VECTOR, ApplyReport
 from hindsight_core.write.verify import expected_ids, verify_vectors
@@ -28,12 +29,15 @@ log = logging.getLogger("hindsight")
 class IndexMaintenance:
     def __init__(self, ctx: EngineContext) -> None:
         self.ctx = ctx
-        self._activation_checked = time.monotonic()  # open checks it (``repair_lost_activation``)
+        self._activation_checked = time.monotonic()  # open checks it (``claim_indexes``)
         self._check_lock = threading.Lock()
 
-    def reconcile(self, *, verify: bool = True, progress: Progress = False) -> ApplyReport:
+    def reconcile(self, *, verify: bool = True, progress: Progress = False, at_open: bool = False) -> ApplyReport:
+        """Look at both indexes' markers (:meth:`claim_indexes`), apply the outbox, and with ``verify``
+        compare and probe every index entry (:meth:`_verify`)."""
         tracker = track(progress, 1, "reconcile", "step")
         with tracker:
+            self.claim_indexes(at_open=at_open)
             self.ctx.store.unpark()  # parked work gets a fresh set of attempts on demand
             report = self.ctx.outbox.apply(None, force=True)
             tracker.advance()
@@ -127,50 +131,79 @@ class IndexMaintenance:
         return repr(str(getattr(store, "where", None) or getattr(store, "path", self.ctx.path)))
 
     def on_index_recovered(self, target: str) -> None:
-        """A target answers again after an outage: it may have come back empty."""
-        if target == ACTIVATION:
-            self.repair_lost_activation()
+        """A target answers again after an outage: it may have come back empty. Called after a write was
+        acknowledged, so a failure is logged, not raised."""
+        self._repair_quietly(target)
 
     def check_activation_on_clock(self) -> None:
         """After the writes are applied: look at the activation index's marker at most every
         ``ACTIVATION_CHECK_S``. A Redis that restarted empty between two calls raises nothing for the
-        outbox to see, so only the marker tells; one ``EXISTS`` a second is its price."""
+        outbox to see, so only the marker tells; one ``GET`` a second is its price."""
         now = time.monotonic()
         with self._check_lock:
             if now - self._activation_checked < ACTIVATION_CHECK_S:
                 return
             self._activation_checked = now  # before the repair, which applies writes (and comes here)
-        try:
-            self.repair_lost_activation()
-        except Exception as exc:  # the write that brought us here is acknowledged: never fail it
-            log.warning("activation index check failed: %s: %s", type(exc).__name__, exc)
+        self._repair_quietly(ACTIVATION)
 
-    def repair_lost_activation(self) -> int:
-        """Repair an activation index that lost its data (Redis restarted without persistence) without
-        waiting for ``reconcile(verify=True)``. The index keeps a marker that lives exactly as long as its
-        data, so the full comparison runs only when the marker is gone. Returns the entries re-queued."""
-        activation = self.ctx.activation
-        intact = getattr(activation, "intact", None)
-        mark = getattr(activation, "mark_intact", None)
+    def _repair_quietly(self, target: str) -> None:
+        try:
+            self.repair_lost(target)
+        except Exception as exc:  # the write that brought us here is acknowledged: never fail it
+            log.warning("%s index check failed: %s: %s", target, type(exc).__name__, exc)
+
+    def claim_indexes(self, *, at_open: bool = False) -> None:
+        """:meth:`repair_lost` for both indexes: on open, and first in ``reconcile``. ``at_open`` trusts
+        the store's note that the embedded Chroma directory holds this data set's marker, so that opening
+        the engine does not open Chroma (``ChromaVectorIndex.lazy_path``)."""
+        for target in TARGETS:
+            self.repair_lost(target, trust_note=at_open)
+
+    def repair_lost(self, target: str, *, trust_note: bool = False) -> int:
+        """Make the ``target`` index this data set's, complete. The index keeps a marker naming the data
+        set that owns its names; it lives exactly as long as the index's data, so the full comparison
+        with the store runs only when the marker is missing: an index that lost its data (Redis restarted
+        without persistence, a Chroma server started empty), or one this data set never wrote under these
+        names (a new server, or the unscoped names of a version before issue 38, whose entries of this
+        data set are then removed). It is rebuilt from the store, then marked. A marker naming another
+        data set raises :class:`ForeignDataSetError` and touches nothing. Returns the entries re-queued."""
+        index = self.ctx.vectors if target == VECTOR else self.ctx.activation
+        intact = getattr(index, "intact", None)
+        mark = getattr(index, "mark_intact", None)
         if intact is None or mark is None:
             return 0  # an index living in the relational store cannot lose data on its own
-        try:
-            dataset = self.ctx.store.dataset_id()
-            if intact(dataset):
-                return 0
-            rows = self._drift([ACTIVATION])
-            # Applied only after the marker is set, below: the repair work is durable in the outbox first.
-            with self.ctx.changes(apply="later") as ch:
-                if rows:
-                    log.warning("activation index lost %d entries (restarted empty?); repairing", len(rows))
-                    ch.queue(rows)
-            mark(dataset)
-        except BackendUnavailableError as exc:  # down again: checked once more when it answers
-            log.info("activation index check postponed: %s", exc)
+        store = self.ctx.store
+        noted = getattr(index, "lazy_path", None)
+        if trust_note and noted is not None and store.index_noted(noted):
             return 0
+        try:
+            dataset = store.dataset_id()
+            rows: list[OutboxRow] = []
+            if not intact(dataset):
+                rows = self._drift([target])
+                # Applied only after the marker is set, below: the repair work is durable in the outbox first.
+                with self.ctx.changes(apply="later") as ch:
+                    if rows:
+                        log.warning("%s index holds no marker of this data set (lost its data, or written "
+                                    "under names of an earlier version): rebuilding %d entries", target, len(rows))
+                        ch.queue(rows)
+                release = getattr(index, "release_legacy", None)
+                if callable(release):
+                    release(dataset, store.namespaces(), [layer.value for layer in PERSISTENT_LAYERS], self._owned)
+                mark(dataset)
+        except BackendUnavailableError as exc:  # down again: checked once more when it answers
+            log.info("%s index check postponed: %s", target, exc)
+            return 0
+        if noted is not None:
+            store.note_index(noted)
         if rows:
             self.ctx.outbox.apply(None, force=True)
         return len(rows)
+
+    def _owned(self, ids: list[str]) -> set[str]:
+        """Which of ``ids`` are this data set's: stored, or erased (a tombstone)."""
+        store = self.ctx.store
+        return set(store.existing_ids(ids)) | erased_among(store, ids)
 
     def _drift(self, targets: Sequence[str], tracker: Tracker | None = None) -> list[OutboxRow]:
         """Outbox rows for every memory whose presence in the ``targets`` indexes is wrong (missing, or

@@ -1,7 +1,11 @@
 """Activation index on Redis sorted sets.
 
 Keys are ``{prefix}:{<namespace>}:act:<layer>``; the braces are a Redis Cluster hash tag, so every key of
-a namespace lives in one slot and multi-key operations on a namespace stay legal in a cluster.
+a namespace lives in one slot and multi-key operations on a namespace stay legal in a cluster. The engine
+names the prefix after its data set (``hindsight:<scope>``): data sets sharing one Redis hold the same
+namespaces (staging beside production, two apps with the same user ids), and a key they shared would be
+deleted by either one's reconcile or ``forget_namespace``. ``{prefix}:dataset`` names the data set that
+owns the prefix (:meth:`RedisActivationIndex.intact`).
 
 ``redis+cluster://host:port`` (or ``rediss+cluster://``) connects a ``RedisCluster`` client through any
 one node; it discovers the others. Any other URL is a single server (``redis.Redis.from_url``)."""
@@ -9,11 +13,11 @@ one node; it discovers the others. Any other URL is a single server (``redis.Red
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from hindsight_core.errors import BackendUnavailableError
+from hindsight_core.errors import BackendUnavailableError, ForeignDataSetError
 from hindsight_core.optional import require
 
 
@@ -45,13 +49,23 @@ def connect(url: str) -> Any:
 
 
 class RedisActivationIndex:
-    def __init__(self, client: Any = None, *, url: str | None = None, prefix: str = "hindsight") -> None:
+    """``prefix`` is the index's own: one data set's (see the module doc). ``legacy_prefix`` is where an
+    earlier version kept this data set's keys, unscoped, for :meth:`release_legacy` to clear."""
+
+    def __init__(self, client: Any = None, *, url: str | None = None, prefix: str = "hindsight",
+                 legacy_prefix: str | None = None) -> None:
         if client is None:
             require("redis", "redis")  # a missing extra is reported at open, not at the first write
         self._client = client
         self._url = url or "redis://127.0.0.1:6379/0"
         self._connect_lock = threading.Lock()
         self._prefix = prefix
+        self._legacy = legacy_prefix
+
+    @property
+    def prefix(self) -> str:
+        """What every key of this index starts with (then ``:``)."""
+        return self._prefix
 
     @property
     def _r(self) -> Any:
@@ -63,7 +77,7 @@ class RedisActivationIndex:
         return self._client
 
     def key(self, namespace: str, layer: str) -> str:
-        return f"{self._prefix}:{{{namespace}}}:act:{layer}"
+        return _key(self._prefix, namespace, layer)
 
     def upsert(self, namespace: str, layer: str, items: Sequence[tuple[str, float]]) -> None:
         if items:
@@ -102,20 +116,51 @@ class RedisActivationIndex:
             with _backend("delete"):
                 self._r.delete(*keys)
 
-    # -- lost-data detection ---------------------------------------------------------------------
-    def epoch_key(self, dataset: str) -> str:
-        return f"{self._prefix}:epoch:{dataset}"
+    # -- whose index this is, and lost-data detection -------------------------------------------------
+    @property
+    def marker(self) -> str:
+        """The key naming the data set that owns the prefix: it lives exactly as long as the data (a Redis
+        restarted without persistence has neither)."""
+        return f"{self._prefix}:dataset"
 
     def intact(self, dataset: str) -> bool:
-        """Whether the index still holds what data set ``dataset`` wrote: the marker :meth:`mark_intact`
-        sets survives exactly as long as the data does (a Redis restarted without persistence has
-        neither). Per data set, since several may share one Redis and prefix."""
-        with _backend("exists"):
-            return bool(self._r.exists(self.epoch_key(dataset)))
+        """Whether the index holds what data set ``dataset`` wrote: its marker is there. Raises
+        :class:`ForeignDataSetError` when the marker names another data set (the prefix is shared)."""
+        with _backend("get"):
+            owner = self._r.get(self.marker)
+        if owner is None:
+            return False
+        _check_owner(owner, dataset, f"the Redis keys under {self._prefix!r}")
+        return True
 
     def mark_intact(self, dataset: str) -> None:
+        """Name ``dataset`` the prefix's owner, unless another data set was named first."""
         with _backend("set"):
-            self._r.set(self.epoch_key(dataset), "1")
+            self._r.set(self.marker, dataset, nx=True)
+            owner = self._r.get(self.marker)
+        _check_owner(owner, dataset, f"the Redis keys under {self._prefix!r}")
+
+    def release_legacy(self, dataset: str, namespaces: Iterable[str], layers: Sequence[str],
+                       owns: Callable[[list[str]], set[str]]) -> None:
+        """Remove this data set's entries from the keys an earlier version wrote without the data set in
+        their names (``{legacy_prefix}:{<namespace>}:act:<layer>``), leaving any other data set's there.
+        ``owns`` tells which ids are this data set's. That version's marker,
+        ``{legacy_prefix}:epoch:<dataset>``, lived as long as what it wrote: without it there is nothing
+        to release; it goes last, so an interrupted release is done again."""
+        if self._legacy is None:
+            return
+        old_marker = f"{self._legacy}:epoch:{dataset}"
+        with _backend("release"):
+            if not self._r.exists(old_marker):
+                return
+            for namespace in namespaces:
+                for layer in layers:
+                    key = _key(self._legacy, namespace, layer)
+                    held = [m.decode() if isinstance(m, bytes) else m for m in self._r.zrange(key, 0, -1)]
+                    ours = owns(held) if held else set()
+                    if ours:
+                        self._r.zrem(key, *ours)
+            self._r.delete(old_marker)
 
     def ping(self) -> bool:
         try:
@@ -126,3 +171,17 @@ class RedisActivationIndex:
     def close(self) -> None:
         if self._client is not None:
             self._client.close()
+
+
+def _key(prefix: str, namespace: str, layer: str) -> str:
+    return f"{prefix}:{{{namespace}}}:act:{layer}"
+
+
+def _check_owner(owner: Any, dataset: str, what: str) -> None:
+    name = owner.decode() if isinstance(owner, bytes) else str(owner)
+    if name != dataset:
+        raise ForeignDataSetError(
+            f"{what} belong to data set {name!r}, not to this engine's {dataset!r}: two data sets under one "
+            "prefix would delete each other's entries, so nothing was touched. Give each data set its own "
+            "prefix (RedisActivationIndex(prefix=...)), or let the engine name it (redis_url=...)."
+        )

@@ -330,6 +330,17 @@ class RelationalStore:
             (json.dumps({"name": name, "dim": int(dim)}, ensure_ascii=False),),
         )
 
+    def index_noted(self, location: str) -> bool:
+        """Whether :meth:`note_index` noted the index at ``location``."""
+        return bool(self.query("SELECT 1 FROM engine_meta WHERE key = ?", (f"index:{location}",)))
+
+    def note_index(self, location: str) -> None:
+        """Note that the index at ``location`` (an embedded Chroma directory) holds this data set's
+        marker, so that opening the engine again need not open the index to look at it."""
+        with self.transaction():
+            self.execute("INSERT INTO engine_meta(key, value) VALUES (?, '1') ON CONFLICT(key) DO NOTHING",
+                         (f"index:{location}",))
+
     def drop_all_embeddings(self) -> None:
         """Forget every cached vector (the data set moves to another embedder)."""
         self.execute("DELETE FROM embeddings")

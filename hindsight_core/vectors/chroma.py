@@ -14,7 +14,13 @@ mutexes), and Chroma keeps every index it opened (capping its cache loses unpers
 docs/benchmarks.md, "Scale"). A collection per namespace would make a process serving 10,000 small
 tenants hold 27 GB. Small namespaces therefore share a few pool collections, filtered by namespace
 (Chroma answers a filtered query by an exact scan of the namespace's entries), and a namespace moves to a
-collection of its own once it holds ``own_collection_at`` entries of a layer."""
+collection of its own once it holds ``own_collection_at`` entries of a layer.
+
+Names: every collection's name starts with the index's prefix, which the engine names after its data set
+(``hindsight_<scope>``). Data sets sharing one Chroma server hold the same namespaces (staging beside
+production, two apps with the same user ids); a collection or pool they shared would be emptied by
+either one's reconcile or ``forget_namespace``. ``{prefix}_dataset`` is a collection without entries
+whose metadata names the data set that owns the prefix (:meth:`ChromaVectorIndex.intact`)."""
 
 from __future__ import annotations
 
@@ -23,7 +29,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -31,7 +37,7 @@ from urllib.parse import urlparse
 
 import numpy as np
 
-from hindsight_core.errors import BackendUnavailableError
+from hindsight_core.errors import BackendUnavailableError, ForeignDataSetError, HindsightError
 from hindsight_core.vectors.base import VectorHit
 
 log = logging.getLogger(__name__)
@@ -49,7 +55,7 @@ def _backend(what: str) -> Iterator[None]:
     error type; a refused request is re-raised as it is, since retrying it elsewhere cannot help."""
     try:
         yield
-    except BackendUnavailableError:
+    except HindsightError:  # already the project's own (an outage, or the store's answer)
         raise
     except Exception as exc:
         if type(exc).__name__ in _REQUEST_ERRORS or isinstance(exc, (TypeError, ValueError)):
@@ -86,6 +92,8 @@ _NAMESPACE_KEY = "hindsight:namespace"
 _LAYER_KEY = "hindsight:layer"
 #: Pool collections carry this metadata key (their number among the layer's pools).
 _POOL_KEY = "hindsight:pool"
+#: The marker collection carries this metadata key: the data set that owns the prefix.
+_DATASET_KEY = "hindsight:dataset"
 _PAGE = 5_000
 #: A namespace moves from its pool to a collection of its own at this many entries of a layer: from
 #: there on its 2.7 MB of index state is under 3 KB per memory, what the vectors themselves cost.
@@ -127,7 +135,11 @@ class ChromaVectorIndex:
     unique across namespaces, so a pool holds each id once; every pool operation is also filtered by
     namespace, so one namespace's call never touches another's entries. Directories written with a
     collection per namespace keep working (those namespaces count as moved), and the earliest layout
-    (one ``{prefix}_{layer}`` collection) is moved over the first time its layer is used."""
+    (one ``{prefix}_{layer}`` collection) is moved over the first time its layer is used.
+
+    Every name starts with ``collection_prefix``, one data set's own (see the module doc);
+    ``legacy_prefix`` is where an earlier version kept this data set's entries without the data set in
+    the names, for :meth:`release_legacy` to clear."""
 
     def __init__(
         self,
@@ -136,6 +148,7 @@ class ChromaVectorIndex:
         url: str | None = None,
         client: Any = None,
         collection_prefix: str = "hindsight",
+        legacy_prefix: str | None = None,
         lazy: bool = False,
         own_collection_at: int = OWN_COLLECTION_AT,
         pools: int = POOLS,
@@ -158,6 +171,7 @@ class ChromaVectorIndex:
         self._loads = threading.Condition()
         self._closing = False
         self._prefix = collection_prefix
+        self._legacy = legacy_prefix
         self._own_at = own_collection_at
         self._pools = pools
         #: (namespace, layer) -> its own collection, for namespaces known to have one.
@@ -183,6 +197,13 @@ class ChromaVectorIndex:
                         raise BackendUnavailableError("vector index: closed")
                     self._opened = _open_client(self._path, None)
         return self._opened
+
+    @property
+    def lazy_path(self) -> str | None:
+        """The directory of an index opened on first use (``lazy``), ``None`` for one already open: what
+        the engine keys its note that the index there is this data set's, so that opening the engine
+        again need not open Chroma to look at the marker."""
+        return str(Path(str(self._path)).resolve()) if self._lazy else None
 
     # -- loading in the background (``lazy``) -------------------------------------------------------
     def loaded(self, namespace: str, layer: str) -> bool:
@@ -416,6 +437,71 @@ class ChromaVectorIndex:
                         raise
             self._migrated.add(layer)
 
+    # -- whose index this is ------------------------------------------------------------------------------
+    @property
+    def marker(self) -> str:
+        """The collection naming the data set that owns the prefix (no entries, only metadata)."""
+        return f"{self._prefix}_dataset"
+
+    def intact(self, dataset: str) -> bool:
+        """Whether the index holds what data set ``dataset`` wrote: its marker is there (a server that
+        lost its data, or a prefix this data set never wrote, has none). Raises
+        :class:`ForeignDataSetError` when the marker names another data set (the prefix is shared)."""
+        with _backend("get"):
+            found = self._get(self.marker)
+        if found is None:
+            return False
+        self._check_owner(found, dataset)
+        return True
+
+    def mark_intact(self, dataset: str) -> None:
+        """Name ``dataset`` the prefix's owner, unless another data set was named first."""
+        with _backend("mark"):
+            found = self._client.get_or_create_collection(
+                self.marker, embedding_function=None, metadata={_DATASET_KEY: dataset})
+        self._check_owner(found, dataset)
+
+    def _check_owner(self, marker: Any, dataset: str) -> None:
+        owner = (marker.metadata or {}).get(_DATASET_KEY)
+        if owner != dataset:
+            raise ForeignDataSetError(
+                f"the Chroma collections under {self._prefix!r} belong to data set {owner!r}, not to this "
+                f"engine's {dataset!r}: two data sets under one prefix would delete each other's entries, so "
+                "nothing was touched. Give each data set its own prefix (ChromaVectorIndex(collection_prefix="
+                "...)), or let the engine name it (chroma_url=...)."
+            )
+
+    def release_legacy(self, dataset: str, namespaces: Iterable[str], layers: Sequence[str],
+                       owns: Callable[[list[str]], set[str]]) -> None:
+        """Delete this data set's entries from the collections an earlier version named without the data
+        set (``{legacy_prefix}_{layer}``, ``..._{layer}_poolNNN``, ``..._{layer}_<digest>``), leaving any
+        other data set's entries there, and drop the collections that are then empty. ``owns`` tells
+        which ids are this data set's (its memories, and its erased ones: a vector left there would
+        outlive the erasure). Every legacy collection is read whole, whatever ``namespaces`` says: the
+        namespace of an own collection is in its name only as a digest."""
+        if self._legacy is None:
+            return
+        with _backend("release"), self._lock:
+            offset, found = 0, []
+            while True:
+                page = self._client.list_collections(limit=1000, offset=offset)
+                found += [c for c in page if _legacy_of(str(c.name), self._legacy, layers)]
+                if len(page) < 1000:
+                    break
+                offset += 1000
+            for collection in found:
+                try:
+                    held = _all_ids(collection)
+                    for start in range(0, len(held), _PAGE):
+                        ours = owns(held[start : start + _PAGE])
+                        if ours:
+                            collection.delete(ids=sorted(ours))
+                    if collection.count() == 0:
+                        self._client.delete_collection(collection.name)
+                except Exception as exc:  # another process sharing the data set dropped it first
+                    if not _missing(exc):
+                        raise
+
     # -- the VectorIndex operations --------------------------------------------------------------------
     def upsert(
         self, namespace: str, layer: str, ids: Sequence[str], vectors: np.ndarray, kinds: Sequence[str]
@@ -566,3 +652,9 @@ def _missing(exc: Exception) -> bool:
     return type(exc).__name__ in ("NotFoundError", "InvalidCollectionException") or (
         "does not exist" in str(exc).lower() or "not found" in str(exc).lower()
     )
+
+
+def _legacy_of(name: str, legacy: str, layers: Sequence[str]) -> bool:
+    """Whether ``name`` is a collection of the layout under ``legacy``: ``{legacy}_{layer}`` or
+    ``{legacy}_{layer}_...``. A scoped name (``{legacy}_<scope>_{layer}_...``) is not."""
+    return any(name == f"{legacy}_{layer}" or name.startswith(f"{legacy}_{layer}_") for layer in layers)

@@ -11,11 +11,14 @@ import os
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
 from hindsight_core import Hindsight
 from hindsight_core.embeddings.base import normalise
+from hindsight_core.engine import UNSCOPED_PREFIX, index_scope
+from hindsight_core.store import open_store
 from hindsight_core.vectors.chroma import ChromaVectorIndex
 
 
@@ -38,7 +41,10 @@ class HashEmbedder:
 
 def main() -> None:
     data, go, tag, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-    vectors = ChromaVectorIndex(os.path.join(data, "chroma"))
+    store = open_store(Path(data) / "hindsight.sqlite3")  # the parent created the data set
+    prefix = f"{UNSCOPED_PREFIX}_{index_scope(store.dataset_id())}"  # the names Hindsight(path) uses
+    store.close()
+    vectors = ChromaVectorIndex(os.path.join(data, "chroma"), collection_prefix=prefix)
     with Hindsight(data, embedder=HashEmbedder(), vector_index=vectors, background_consolidation=False) as hs:
         while not os.path.exists(go):
             time.sleep(0.005)

@@ -73,7 +73,7 @@ def test_redis_url_builds_the_redis_index(tmp_path: Path, embedder, redis_url: s
         mem = hs.record("stored with redis activation", namespace="redis:url:test")
         assert hs.activation.scores("redis:url:test", "episodic", [mem.id])
         hs.forget_namespace("redis:url:test")
-        hs.activation._r.delete(hs.activation.epoch_key(hs.store.dataset_id()))  # shared Redis: leave nothing
+        hs.activation._r.delete(hs.activation.marker)  # shared Redis: leave nothing
 
 
 @pytest.mark.integration  # a real model, server or process, reached without a fixture

@@ -103,6 +103,7 @@ def test_reopening_an_old_outbox_with_duplicate_rows_coalesces_them(tmp_path: Pa
         hs.store.execute("DROP INDEX ux_outbox_sync")
         hs.store.execute("DROP INDEX ix_outbox_target")
         hs.store.execute("DROP TABLE engine_meta")
+        chroma._client.delete_collection(chroma.marker)  # that version named no data set in the index
         hs.store.execute("DELETE FROM schema_migrations WHERE name = '0006_outbox_coalesce_park'")
         for _ in range(3):
             hs.store.execute(

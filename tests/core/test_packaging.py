@@ -40,7 +40,7 @@ def test_public_api_is_pinned() -> None:
         "Conflict", "QueryAnalysis", "RecallHit", "RecallResult",
         "ConsolidationReport", "LLMExtractor", "RuleExtractor", "SweepReport",
         "ChainLink", "EmbedderMismatchError", "MemoryEdit", "MemoryHistory",
-        "MemoryArchivedError", "MemoryDemotion", "StartingMemories", "StartingMemory",
+        "MemoryArchivedError", "MemoryDemotion", "StartingMemories", "StartingMemory", "ForeignDataSetError",
     ])
     for name in hindsight_core.__all__:
         assert getattr(hindsight_core, name) is not None

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from hindsight_core import Hindsight
+from hindsight_core.store import open_store
 from hindsight_core.vectors.base import VectorHit
 from hindsight_core.vectors.chroma import ChromaVectorIndex
 from hindsight_core.write import verify
@@ -94,6 +95,9 @@ def test_chroma_written_by_several_engine_processes_is_detected_and_rebuilt(tmp_
     broken. A writer may itself die of the corruption."""
     data = tmp_path / "data"
     data.mkdir()
+    store = open_store(data / "hindsight.sqlite3")
+    store.dataset_id()  # created before the writers race: its id names their collections
+    store.close()
     embedder: Any = _load("shared_writer").HashEmbedder()
     raised = missed = 0
     for round_ in (1, 2):

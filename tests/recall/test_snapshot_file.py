@@ -295,6 +295,15 @@ def test_the_first_recall_of_a_process_scans_and_the_index_loads_after_it(saved,
         assert any("vet" in h.memory.content for h in hs.recall("When is the vet?", NS, k=3, track=False).hits)
 
 
+def test_reopening_does_not_open_chroma_to_look_at_its_marker(saved, embedder) -> None:
+    """The marker naming the data set that owns the embedded directory's collections (issue 38) is
+    looked at once; the store notes it, so a later open stays as cheap as before (no Chroma opened)."""
+    path, _ = saved
+    with Hindsight(path, embedder=embedder, config=_config()) as hs:
+        assert hs.vectors._opened is None  # type: ignore[attr-defined]
+        assert _answers(hs)
+
+
 def test_without_the_scan_the_first_recall_queries_the_index(saved, embedder) -> None:
     path, answers = saved
     config = _config()
