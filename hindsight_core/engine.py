@@ -361,6 +361,20 @@ class Hindsight:
                 bar.advance(len(committed.memories))
         return stored
 
+    def check_events(
+        self, events: Iterable[Event | Mapping[str, Any] | str], namespace: str, *, start: int = 0
+    ) -> list[tuple[str, str]]:
+        """Check events as :meth:`record_many` does, writing nothing; returns the idempotency key
+        ``(layer, source_id)`` of each event that has a ``source_id``.
+
+        For an import too large to hold at once (``hindsight import`` of a big file): check it batch by
+        batch first, then record it batch by batch, and a bad event still writes nothing. ``start`` is
+        the number of events before this batch, so that a message names an event by its place in the
+        whole import; the keys let the caller find a ``source_id`` repeated in two batches."""
+        namespace = check_namespace(namespace)
+        prepared = self._memories.prepare_events(events, namespace, start=start)
+        return [(p.memory.layer.value, p.external_id) for p in prepared if p.external_id is not None]
+
     def upsert(
         self,
         content: str,

@@ -138,13 +138,14 @@ class MemoryService:
         )
         return Prepared(memory, source_id if isinstance(source_id, str) else None)
 
-    def prepare_events(self, events: object, namespace: str) -> list[Prepared]:
-        """Validate a bulk import, every event before the first is written."""
+    def prepare_events(self, events: object, namespace: str, *, start: int = 0) -> list[Prepared]:
+        """Validate a bulk import, every event before the first is written (``start``: the index of the
+        first event in a larger import, for messages)."""
         if isinstance(events, str | bytes | Mapping) or not isinstance(events, Iterable):
             raise InvalidInputError(f"events must be an iterable of events, got {type(events).__name__}")
         now = self.ctx.now()
         prepared: list[Prepared] = []
-        for index, raw in enumerate(events):
+        for index, raw in enumerate(events, start):
             try:
                 event = Event(content=raw) if isinstance(raw, str) else Event.model_validate(raw)
             except Exception as exc:

@@ -124,10 +124,10 @@ class PortabilityService:
         Memories already present are skipped, so a re-run import adds nothing."""
         if isinstance(records, str | bytes | Mapping) or not isinstance(records, Iterable):
             raise InvalidInputError(f"records must be an iterable of export records, got {type(records).__name__}")
-        items = list(records)
-        if not items or not isinstance(items[0], Mapping) or items[0].get("type") != "header":
+        rows = iter(records)  # read once, record by record: a raw record is dropped once it is checked
+        header = next(rows, None)
+        if not isinstance(header, Mapping) or header.get("type") != "header":
             raise InvalidInputError("an export starts with its header record (type 'header')")
-        header = items[0]
         if header.get("format") != EXPORT_FORMAT or header.get("version") != EXPORT_VERSION:
             raise InvalidInputError(
                 f"not a {EXPORT_FORMAT} v{EXPORT_VERSION} export: format={header.get('format')!r} "
@@ -141,7 +141,7 @@ class PortabilityService:
         consolidated: list[tuple[str, float]] = []
         edits: list[tuple[str, str, str, float]] = []
         demoted: list[Demotion] = []
-        for index, record in enumerate(items[1:], start=2):
+        for index, record in enumerate(rows, start=2):
             try:
                 if not isinstance(record, Mapping):
                     raise InvalidInputError("not an object")

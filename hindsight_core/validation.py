@@ -196,15 +196,17 @@ def check_metadata_filter(filters: object) -> dict[str, str | int | float | bool
 def parse_jsonl(text: str, *, where: str = "") -> list[Any]:
     """One JSON value per non-blank line; a malformed line raises :class:`InvalidInputError` naming it
     (``where``: the file, for the message)."""
-    rows: list[Any] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError as exc:
-            raise InvalidInputError(f"{where + ' ' if where else ''}line {number} is not JSON: {exc.msg}") from None
-        except RecursionError:  # the decoder recurses: a value nested some thousands deep
-            raise InvalidInputError(f"{where + ' ' if where else ''}line {number} is nested too deep") from None
-    return rows
+    return [parse_json_line(line, number, where=where)
+            for number, line in enumerate(text.splitlines(), start=1) if line.strip()]
+
+
+def parse_json_line(line: str, number: int, *, where: str = "") -> Any:
+    """The JSON value of line ``number`` of a JSONL file; a malformed line raises
+    :class:`InvalidInputError` naming it (``where``: the file, for the message)."""
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise InvalidInputError(f"{where + ' ' if where else ''}line {number} is not JSON: {exc.msg}") from None
+    except RecursionError:  # the decoder recurses: a value nested some thousands deep
+        raise InvalidInputError(f"{where + ' ' if where else ''}line {number} is nested too deep") from None
 

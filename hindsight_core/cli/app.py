@@ -442,6 +442,13 @@ def stats(
 
 
 # -- import / export ------------------------------------------------------------------------------
+#: ``hindsight import``'s default caps: a JSONL line (an event is at most 20,000 characters of content
+#: and 64 KB of metadata, so a real line is far shorter) and a LangChain or LlamaIndex file, which is
+#: parsed whole and takes several times its size in memory once parsed.
+MAX_LINE_MB = 4
+MAX_DOCUMENT_MB = 64
+
+
 @app.command("import")
 @_handled
 def import_(
@@ -453,35 +460,35 @@ def import_(
         str, typer.Option("--format", "-f", help="auto, export, events (JSONL), langchain or llamaindex.")
     ] = "auto",
     session: Annotated[str | None, typer.Option(help="Session of the imported turns (LangChain history).")] = None,
+    max_line_mb: Annotated[
+        int, typer.Option(min=1, help="The longest JSONL line read, in MiB; a longer one is refused.")
+    ] = MAX_LINE_MB,
+    max_document_mb: Annotated[
+        int, typer.Option(min=1, help="The largest LangChain or LlamaIndex file read (parsed whole), in MiB.")
+    ] = MAX_DOCUMENT_MB,
     as_json: JsonOpt = False,
 ) -> None:
     """Import JSONL events, LangChain message history JSON, a LlamaIndex SimpleChatStore file, or an
-    export. Idempotent: importing the same file again adds nothing."""
-    from hindsight_core.cli.importers import parse
+    export. Idempotent: importing the same file again adds nothing. JSONL is read line by line and
+    recorded in batches, after every line was checked: bad input imports nothing, whatever its size."""
+    from hindsight_core.cli.importers import Limits, open_import
 
-    if str(file) == "-":
-        text, scope = sys.stdin.read(), "stdin"
-    else:
-        try:
-            text = file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise _Failure(BAD_INPUT, f"cannot read {str(file)!r}: {exc}") from None
-        scope = file.stem
-    parsed = parse(text, fmt, session_id=session, scope=scope)
-    with _engine() as hs:
-        if parsed.format == "export":
-            with _bar("import", not as_json) as progress:
-                report = hs.import_namespace(parsed.records, namespace=namespace, progress=progress)
+    limits = Limits(line=max_line_mb * 2**20, document=max_document_mb * 2**20)
+    try:
+        source = open_import(None if str(file) == "-" else file, fmt, limits, session_id=session)
+    except OSError as exc:
+        raise _Failure(BAD_INPUT, f"cannot read {str(file)!r}: {exc}") from None
+    with source:
+        if source.format == "export":
+            with _engine() as hs, _bar("import", not as_json) as progress:
+                report = hs.import_namespace(source.records(), namespace=namespace, progress=progress)
             summary: dict[str, Any] = {"format": "export", **report.model_dump(mode="json", exclude={"skipped_ids"})}
         else:
             if namespace is None:
-                raise _Failure(BAD_INPUT, f"importing {parsed.format} needs --namespace")
-            known = {m.source_id for m in hs.find(namespace, source_ids=[e["source_id"] for e in parsed.events])}
-            with _bar("import", not as_json) as progress:
-                stored = hs.record_many(parsed.events, namespace, progress=progress)
-            summary = {"format": parsed.format, "namespace": namespace, "events": len(parsed.events),
-                       "memories": sum(1 for m in stored if m.source_id not in known),
-                       "skipped": sum(1 for m in stored if m.source_id in known)}
+                raise _Failure(BAD_INPUT, f"importing {source.format} needs --namespace")
+            with _engine() as hs, _bar("import", not as_json) as progress:
+                counts = _record_events(hs, source.events, namespace, progress)
+            summary = {"format": source.format, "namespace": namespace, **counts}
     if as_json:
         _print_json(summary)
     else:
@@ -489,6 +496,34 @@ def import_(
             f"imported {summary['memories']} memories into {summary['namespace']!r} ({summary['format']}); "
             f"{summary['skipped']} already present", markup=False,
         )
+
+
+def _record_events(
+    hs: Hindsight, events: Callable[[], Iterator[dict[str, Any]]], namespace: str,
+    progress: Callable[[int, int], None] | bool,
+) -> dict[str, int]:
+    """Record an import's events in two passes over them (``events()`` reads them again), so that
+    memory is bounded by a batch whatever the file's size and a bad event still imports nothing: the
+    first checks every event as ``record_many`` does, and that no two share a ``source_id``; the
+    second records them a batch at a time. A crash in the second pass leaves the batches recorded so
+    far, which importing the file again completes (every event has its ``source_id``)."""
+    from hindsight_core.cli.importers import KeyDigests, batched
+    from hindsight_core.progress import track
+
+    size = hs.config.write.batch_size
+    keys, total = KeyDigests(), 0
+    for batch in batched(events(), size):
+        keys.add(hs.check_events(batch, namespace, start=total))
+        total += len(batch)
+    keys.check()
+    new = 0
+    with track(progress, total, f"record {namespace}", "event") as bar:
+        for batch in batched(events(), size):
+            found = hs.find(namespace, source_ids=[e["source_id"] for e in batch])
+            known = {(m.layer.value, m.source_id) for m in found}
+            new += sum((m.layer.value, m.source_id) not in known for m in hs.record_many(batch, namespace))
+            bar.advance(len(batch))
+    return {"events": total, "memories": new, "skipped": total - new}
 
 
 @app.command()

@@ -42,7 +42,13 @@ hindsight --database-url postgresql://db/hs --chroma-url http://chroma:8000 work
 ```
 
 `import` is idempotent: every event gets a `source_id` derived from its position and text (or keeps its
-own), so importing a file again adds nothing. `export` writes everything needed to rebuild the
+own), so importing a file again adds nothing. JSONL is read a line at a time, so memory stays bounded
+whatever the file's size: every event is checked in a first pass, then recorded in batches, and bad
+input imports nothing. A line may be at most 4 MiB (`--max-line-mb`) and a LangChain or LlamaIndex
+file, which is parsed whole, 64 MiB (`--max-document-mb`); input past a cap, or a line that never ends,
+exits 2 as soon as the cap is passed. Standard input (`-`) is first copied to a temporary file, so that
+it can be read twice. An export is checked and written in one transaction, so its memories are held
+until it commits. `export` writes everything needed to rebuild the
 namespace elsewhere (memories of every layer and status with their ids and activation, edges,
 transcripts, procedures, which episodes were consolidated); importing it reproduces the namespace
 exactly. Vectors are not exported: the importing engine embeds with its own embedder.

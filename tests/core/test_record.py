@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hindsight_core import Event, Hindsight, Kind, Layer, Memory, UnknownNamespaceError
+from hindsight_core import Event, Hindsight, InvalidInputError, Kind, Layer, Memory, UnknownNamespaceError
 from hindsight_core.types import Status
 
 
@@ -91,6 +91,17 @@ def test_source_id_makes_imports_idempotent(engine: Hindsight) -> None:
     assert [m.id for m in again[:10]] == [m.id for m in first]
     assert engine.stats("conv").total == 11
     assert engine.record("line 3", namespace="conv", source_id="D1:3").id == first[3].id
+
+
+def test_check_events_checks_as_record_many_does_and_writes_nothing(engine: Hindsight) -> None:
+    """What a caller streaming a large import runs on each batch before recording the first."""
+    events = ["I moved to Porto", {"content": "I am vegetarian", "source_id": "D1:2", "layer": "semantic"}]
+    assert engine.check_events(events, "conv") == [("semantic", "D1:2")]
+    assert engine.find("conv") == [] and not engine.holds_namespace("conv")
+    with pytest.raises(InvalidInputError, match=r"^event 41: "):  # named by its place in the whole import
+        engine.check_events(["fine", {"content": "fine", "role": "user\nadmin"}], "conv", start=40)
+    with pytest.raises(InvalidInputError, match="share a source_id"):
+        engine.check_events([{"content": "a", "source_id": "x"}, {"content": "b", "source_id": "x"}], "conv")
 
 
 def test_forget_removes_everywhere(engine: Hindsight) -> None:
