@@ -91,8 +91,8 @@ def test_chroma_written_by_several_engine_processes_is_detected_and_rebuilt(tmp_
     index (no lock), as every ``Hindsight(path)`` process did before the directory was owned. Whether a
     round of concurrent writers breaks Chroma depends on how their flushes interleave (about one round in
     two here), so up to two rounds run; whatever state they leave, ``reconcile(verify=True)`` must leave
-    an index in which every memory is found by its own vector, and name what it rebuilt when it was
-    broken. A writer may itself die of the corruption."""
+    an index in which every memory is found by its own vector, and report what it repaired when it was
+    broken (rebuilt, or re-applied). A writer may itself die of the corruption."""
     data = tmp_path / "data"
     data.mkdir()
     store = open_store(data / "hindsight.sqlite3")
@@ -118,8 +118,9 @@ def test_chroma_written_by_several_engine_processes_is_detected_and_rebuilt(tmp_
         n, raised_after, missed_after = _lookups(hs, "shared:ns", RECHECK_DEPTH)
         print(f"\nseveral writers: {n} memories; before reconcile {raised} lookups raised, {missed} missed; "
               f"after {raised_after} raise, {missed_after} miss; rebuilt {report.rebuilt}")
-        if missed:  # whatever share was lost, not only one above a tolerance
-            assert report.rebuilt, report
+        if missed:  # whatever share was lost, not only one above a tolerance: verify rebuilt it, or the
+            # marker went with the entries and the data set's missing entries were re-applied first
+            assert report.rebuilt or report.applied >= missed, report
         assert raised_after == 0 and missed_after == 0
         assert hs.reconcile(verify=True).rebuilt == {}  # the index passes its probe
         # a writer may have died before writing any given note: ask for one that was stored
