@@ -62,6 +62,7 @@ from hindsight_core.recall.trace import FinalScore, FloorDecision, RecallTrace, 
 from hindsight_core.recall.types import Conflict, QueryAnalysis, RecallHit, RecallResult, render_hit
 from hindsight_core.store import demotions
 from hindsight_core.store.sql import RelationalStore
+from hindsight_core.text.clauses import clauses
 from hindsight_core.text.script import is_cjk
 from hindsight_core.text.tokens import TokenCounter, truncate_to_tokens
 from hindsight_core.types import AGENT_ROLES, Activation, Layer, Memory, Status
@@ -154,6 +155,7 @@ class RecallPipeline:
         self._background: tuple[np.ndarray, np.ndarray] | None = None
         #: Memories' cosines to the background (mean, spread), by vector and text: see _snapshot_lookups.
         self._spreads: dict[tuple[bytes, str], Baseline] = {}
+        self._clause_vectors: dict[str, tuple[np.ndarray, ...]] = {}
         self._lock = threading.Lock()
         #: The recall log's flushes, off the caller's path. The stages themselves run in the caller's
         #: thread: handing the channels to workers cost more in thread hops than overlapping them won
@@ -685,10 +687,23 @@ class RecallPipeline:
         def states_a_change(v: np.ndarray) -> bool:
             return bool(kinds.change(v[None, :])[0] > 0.0)
 
+        def clause_vectors(mid: str) -> tuple[np.ndarray, ...]:
+            """The vectors of a memory's clauses (none for one clause), embedded once and kept across
+            recalls as the background spreads are: asked only of the later of two memories that are each
+            other's closest (supersede.py)."""
+            text = fresh[mid].content
+            if text not in self._clause_vectors:
+                if len(self._clause_vectors) >= SPREADS_KEPT:
+                    self._clause_vectors.clear()
+                parts = clauses(text)
+                self._clause_vectors[text] = (tuple(self.embedder.embed_documents(parts)) if len(parts) > 1
+                                              else ())
+            return self._clause_vectors[text]
+
         return find_updates(ordered, kept, fresh, vector=vector, pair_z=pair_z, terms=terms,
                             idf=corpus.keyword.smooth_idf, bar=bar, repeat_overlap=cfg.collapse_overlap,
                             nearest=nearest, changes=states_a_change if cfg.supersede_needs_change else None,
-                            echoes=echoes)
+                            echoes=echoes, clause_vectors=clause_vectors)
 
     def _starting_yields(
         self, ordered: Sequence[tuple[str, float]], kept: set[str], fresh: dict[str, Memory], corpus: Corpus,
