@@ -53,7 +53,7 @@ from hindsight_core.recall.fusion import (
 from hindsight_core.recall.keyword import tokenize
 from hindsight_core.recall.log import LogEntry, RecallRecorder
 from hindsight_core.recall.moments import Spread
-from hindsight_core.recall.profile import CONTENT_FREE, STATE, memory_kinds
+from hindsight_core.recall.profile import CONTENT_FREE, STATE, is_question, memory_kinds
 from hindsight_core.recall.rerank import Reranker, rerank
 from hindsight_core.recall.scoring import final_score
 from hindsight_core.recall.snapshot_file import SnapshotFiles
@@ -720,8 +720,8 @@ class RecallPipeline:
         own = [mid for mid, _ in ordered
                if mid in fresh and not fresh[mid].starting and (fresh[mid].role or "").lower() not in AGENT_ROLES]
         vector, _, spread = _snapshot_lookups(corpus, english, chinese, self._spreads)
-        # a question (grammar, as supersede.py reads it) says nothing of what holds for the user
-        own = [mid for mid in own if not fresh[mid].content.rstrip().endswith(("?", "？"))]
+        # a question says nothing of what holds for the user (profile.is_question)
+        own = [mid for mid in own if not is_question(fresh[mid].content)]
         z: dict[tuple[str, str], float] = {}
         for sid in starting:
             vs = vector(sid)

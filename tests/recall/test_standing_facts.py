@@ -80,7 +80,7 @@ def test_the_shipped_weights_are_todays_fit(embedder: E5Embedder, tmp_path: Path
 def test_a_standing_fact_is_a_persons_own_state() -> None:
     """Grammar, role and layer, not topic: the agent's restatement and a third person's state are not
     the user's standing facts; what the user says of their family is; a distilled fact is; a procedure
-    is not; a negative score never is."""
+    is not; a question in the first person is not; a negative score never is."""
     at = datetime(2026, 4, 1, tzinfo=UTC)
 
     def memory(content: str, role: str | None = "user", layer: Layer = Layer.EPISODIC) -> Memory:
@@ -96,11 +96,14 @@ def test_a_standing_fact_is_a_persons_own_state() -> None:
         memory("Check kiwi in every recipe.", role=None, layer=Layer.PROCEDURAL),
         memory("我对猕猴桃过敏。"),
         memory("I'm allergic to kiwi, really."),
+        memory("When do I use whom instead of who?"),
+        memory("我是不是对猕猴桃过敏？"),
     ]
-    scores = np.array([1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, -0.1])
-    assert memory_kinds(memories, scores, -np.ones(8)) == [(STATE,), (), (STATE,), (), (STATE,), (), (STATE,), ()]
+    scores = np.array([1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, -0.1, 1.0, 1.0])
+    assert memory_kinds(memories, scores, -np.ones(10)) == [
+        (STATE,), (), (STATE,), (), (STATE,), (), (STATE,), (), (), ()]  # a question states nothing
     # a content-free turn is that and nothing else; a distilled fact never is one
-    free = np.array([1.0, -1.0, -1.0, -1.0, 1.0, -1.0, -1.0, -1.0])
+    free = np.array([1.0, -1.0, -1.0, -1.0, 1.0, -1.0, -1.0, -1.0, -1.0, -1.0])
     assert memory_kinds(memories, scores, free)[:5] == [(CONTENT_FREE,), (), (STATE,), (), (STATE,)]
 
 
