@@ -368,6 +368,10 @@ class RecallPipeline:
         # a content-free turn ("thanks!", "好的") is never a candidate, however close its neighbours are
         ordered = [(mid, score) for mid, score in sorted(fused.items(), key=lambda kv: -kv[1])
                    if not self._content_free(corpus, corpus.position[mid])][: max(cfg.per_channel, k * 2)]
+        # an offered standing fact is a candidate by its kind, not by its fused rank: in a long history of
+        # other talk (200 turns of homework questions) the cut above would drop "I'm pescatarian" unseen
+        listed = {mid for mid, _ in ordered}
+        ordered += [(mid, fused[mid]) for mid, _ in rankings["profile"] if mid not in listed and mid in fused]
         # the candidates' rows: the snapshot's, current as of this recall's change-log seek, with the
         # activation that reinforcement moved since (a memory deleted since the seek is dropped)
         held = corpus.memories.many([corpus.position[mid] for mid, _ in ordered])

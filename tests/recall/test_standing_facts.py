@@ -7,7 +7,7 @@ they check that the kinds generalise, not that the examples were learned."""
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -153,3 +153,21 @@ def test_an_offer_is_not_reinforced(offering_engine: Hindsight, clock: FixedCloc
     offering_engine.flush_recall_log()
     used = offering_engine.get(kiwi.id)
     assert used is not None and used.access_count == kiwi.access_count + 1
+
+
+def test_an_offer_survives_a_long_history_of_other_talk(engine: Hindsight, clock: FixedClock) -> None:
+    """The offer is a candidate by its kind: 150 turns of homework questions, each closer to "推荐几道家常菜"
+    than "I'm pescatarian" is, filled the fused list the floor looks at, and the offer was cut unseen."""
+    start = clock()
+    events: list[dict[str, object]] = [
+        {"content": "By the way, I'm pescatarian: fish is fine, but no other meat.", "role": "user",
+         "session_id": "s1", "occurred_at": start}]
+    for i in range(75):
+        events.append({"content": f"{i + 3}斤是多少公斤？", "role": "user", "session_id": "s1",
+                       "occurred_at": start + timedelta(minutes=2 * i + 1)})
+        events.append({"content": f"{i + 3}斤是{(i + 3) / 2}公斤。", "role": "assistant", "session_id": "s1",
+                       "occurred_at": start + timedelta(minutes=2 * i + 2)})
+    engine.record_many(events, "user:long")
+    clock.advance(days=3)
+    res = engine.recall("推荐几道家常菜", "user:long", session_id="s2", k=5)
+    assert "pescatarian" in res.to_prompt()
