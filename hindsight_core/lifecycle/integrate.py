@@ -260,7 +260,7 @@ class Integrator:
         if self._vectors is not None:
             self._vectors[memory.id] = vector
         targets += [p for p in starting if p not in targets]
-        bar = self.ctx.config.recall.starting_yield_z
+        bar = self.ctx.config.recall.supersede_z
         if bar is not None and any(p.starting for p in self.pool.values()):
             from hindsight_core.starting import attribute_z
 

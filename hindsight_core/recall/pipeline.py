@@ -715,9 +715,9 @@ class RecallPipeline:
     ) -> list[Update]:
         """Kept starting memories that a candidate of the user's own (not a starting memory, not the
         agent's turn) speaks to: the same attribute, by the background z of the pair (mean of both
-        directions, ``recall.starting_yield_z``), whatever its time, session or wording. A template's
+        directions, ``recall.supersede_z``), whatever its time, session or wording. A template's
         default never stands next to what the user said about the same thing, nor above it."""
-        bar = self.config.recall.starting_yield_z
+        bar = self.config.recall.supersede_z
         starting = [mid for mid, _ in ordered if mid in fresh and fresh[mid].starting]
         if bar is None or not any(mid in kept for mid in starting):
             return []
