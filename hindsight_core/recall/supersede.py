@@ -59,6 +59,7 @@ import numpy as np
 
 from hindsight_core.recall.analysis import speaks_of_the_past
 from hindsight_core.recall.collapse import weighted_overlap
+from hindsight_core.text.clauses import clauses
 from hindsight_core.types import Memory
 
 
@@ -120,16 +121,25 @@ def find_updates(
     candidates = set(ids)
     successor: dict[str, str] = {}
 
-    def _by_clause(old_id: str) -> str | None:
+    def _by_clause(old_id: str, later: Sequence[str]) -> str | None:
         """The update of ``old_id`` read clause by clause: the two are each other's closest, and the
-        newer one's clause closest to it qualifies as the whole would have to."""
+        newer one's clause closest to it qualifies as the whole would have to. Only for a kept memory
+        with a later candidate that could be one (the same speaker in another conversation, a word in
+        common, more than one clause): the namespace-wide look costs a pass over every vector."""
+        old, to = memories[old_id], terms(old_id)
+        if old_id not in kept or to is None or not any(
+                memories[n].role == old.role
+                and (memories[n].session_id != old.session_id or old.session_id is None)
+                and memories[n].occurred_at > old.occurred_at and to & (terms(n) or frozenset())
+                and len(clauses(memories[n].content)) > 1 for n in later):
+            return None
         target = nearest(old_id, True)
         if target is None or target not in candidates or nearest(target, False) != old_id:
             return None
         assert clause_vectors is not None
-        old, new = memories[old_id], memories[target]
-        vo, to, tn = vector(old_id), terms(old_id), terms(target)
-        if vo is None or to is None or tn is None:
+        new = memories[target]
+        vo, tn = vector(old_id), terms(target)
+        if vo is None or tn is None:
             return None
         parts = clause_vectors(target)
         if not parts:
@@ -157,7 +167,7 @@ def find_updates(
                          repeat_overlap=repeat_overlap):
                 possible.add(new_id)
         if not possible:  # the namespace-wide look only when a pair qualifies, or may by a clause
-            if clause_vectors is None or (target := _by_clause(old_id)) is None:
+            if clause_vectors is None or (target := _by_clause(old_id, by_time[i + 1:])) is None:
                 continue
             successor[old_id] = target
             continue
