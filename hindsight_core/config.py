@@ -138,10 +138,6 @@ class RecallConfig(BaseModel):
     #: Taken off the final score of a starting memory (``Hindsight(starting_memories=...)``): a template's
     #: default ranks below every kept memory of the user's own and fills what room the budget has left.
     starting_penalty: float = Field(default=1.0, ge=0.0)
-    #: A kept starting memory hands its place to the user's own candidate (not the agent's) whose cosine to
-    #: it stands this many standard deviations above the background (mean of both directions): the user
-    #: said something about the same attribute, which is what holds for them. ``None``: off.
-    starting_yield_z: float | None = Field(default=2.6, ge=0.0)
     #: Cross-encoder reranking: a FlagEmbedding reranker name or local path; ``None`` passes scores through.
     reranker: str | None = None
     rerank_top_n: int = 20
@@ -199,7 +195,9 @@ class RecallConfig(BaseModel):
     #: the background (mean of both directions, each against the other's language), each the other's
     #: closest among that speaker's memories of other conversations in time order, that does not
     #: share ``collapse_overlap`` of its rare words and (``supersede_needs_change``) states a change.
-    #: ``None``: off.
+    #: The same bar says when the user's own memory speaks to a starting memory's attribute (the starting
+    #: memory then hands it its place in recall, and consolidation supersedes it): one test of "the same
+    #: attribute", not two. ``None``: off, both.
     supersede_z: float | None = fitted(2.7, "LoCoMo development conversations and the quality cases")
     #: The newer memory must state a change (``sentence_kinds.SentenceKinds.change``, learned from
     #: examples, no verb list): a later remark on the same topic that changes nothing ("My sister lives in

@@ -15,7 +15,7 @@ not a new user: the row is written with none applied, and it never gets the temp
 *The user's word wins.* Consolidation never reinforces a starting memory or adds a source to it: a
 fact the user states that repeats it, restates its slot or is close to it replaces it through the
 ordinary ``supersedes`` path (``lifecycle/integrate.py``), whatever the times. Recall hands a starting
-memory's place to the user's own memory on the same attribute (``recall.starting_yield_z``), takes
+memory's place to the user's own memory on the same attribute (``recall.supersede_z``), takes
 ``recall.starting_penalty`` off its score and does not reinforce it (``recall/pipeline.py``)."""
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def attribute_z(embedder: Embedder, u: np.ndarray, v: np.ndarray, u_text: str, v
     """How many standard deviations the cosine of two memories stands above each one's cosines to
     unrelated background sentences of its language (the mean of both directions, as recall-time updates
     measure it): a high value says they speak of the same attribute. Consolidation's test of whether a
-    user's new memory replaces a starting memory (``recall.starting_yield_z``), recall's being the same."""
+    user's new memory replaces a starting memory (``recall.supersede_z``), recall's being the same."""
     from hindsight_core.recall.floor import baseline, split_background
 
     key = (embedder.name, embedder.dim)

@@ -26,6 +26,7 @@ from hindsight_core.lifecycle.schema import ExtractedMemory
 from hindsight_core.recall import sentence_kinds
 from hindsight_core.recall.keyword import tokenize
 from hindsight_core.store import jobs
+from hindsight_core.text.clauses import clauses
 from hindsight_core.text.entities import extract_entities
 from hindsight_core.text.normalize import fingerprint, normalize
 from hindsight_core.types import AGENT_ROLES, Edge, EdgeKind, Kind, Layer, Memory, Status
@@ -34,12 +35,6 @@ from hindsight_core.write.outbox import ACTIVATION, TARGETS
 if TYPE_CHECKING:
     from hindsight_core.context import EngineContext
     from hindsight_core.store.sql import RelationalStore
-
-
-#: Where a sentence's clauses meet: clause punctuation (not a digit group's "25,000" or "3.5") and the
-#: coordinating conjunctions, a closed class of grammar words.
-_CLAUSE = re.compile(r"(?<!\d)[,.](?!\d)|[，。！!？?；;、\n]|\s+(?:and|but|so)\s+|(?:而且|并且|还有|但是)",
-                     re.IGNORECASE)
 
 
 def without_value(text: str, value: str) -> str | None:
@@ -265,7 +260,7 @@ class Integrator:
         if self._vectors is not None:
             self._vectors[memory.id] = vector
         targets += [p for p in starting if p not in targets]
-        bar = self.ctx.config.recall.starting_yield_z
+        bar = self.ctx.config.recall.supersede_z
         if bar is not None and any(p.starting for p in self.pool.values()):
             from hindsight_core.starting import attribute_z
 
@@ -455,8 +450,7 @@ class Integrator:
         """Whether ``text`` has a clause without ``value`` that says something: "I live in Manchester and
         I'm a physiotherapist" does; "我们这个项目的预算上限是3万元。" (one clause, holding the value) and
         "Hi, I live in Lisbon." (the other clause is small talk, ``SentenceKinds.content_free``) do not."""
-        clauses = [c.strip() for c in _CLAUSE.split(text) if c and c.strip()]
-        others = [c for c in clauses if value.strip().lower() not in c.lower() and tokenize(c)]
+        others = [c for c in clauses(text) if value.strip().lower() not in c.lower() and tokenize(c)]
         if not others:
             return False
         kinds = sentence_kinds.for_embedder(self.ctx.embedder)

@@ -53,7 +53,7 @@ from hindsight_core.recall.fusion import (
 from hindsight_core.recall.keyword import tokenize
 from hindsight_core.recall.log import LogEntry, RecallRecorder
 from hindsight_core.recall.moments import Spread
-from hindsight_core.recall.profile import CONTENT_FREE, STATE, memory_kinds
+from hindsight_core.recall.profile import CONTENT_FREE, STATE, is_question, memory_kinds
 from hindsight_core.recall.rerank import Reranker, rerank
 from hindsight_core.recall.scoring import final_score
 from hindsight_core.recall.snapshot_file import SnapshotFiles
@@ -62,6 +62,7 @@ from hindsight_core.recall.trace import FinalScore, FloorDecision, RecallTrace, 
 from hindsight_core.recall.types import Conflict, QueryAnalysis, RecallHit, RecallResult, render_hit
 from hindsight_core.store import demotions
 from hindsight_core.store.sql import RelationalStore
+from hindsight_core.text.clauses import clauses
 from hindsight_core.text.script import is_cjk
 from hindsight_core.text.tokens import TokenCounter, truncate_to_tokens
 from hindsight_core.types import AGENT_ROLES, Activation, Layer, Memory, Status
@@ -154,6 +155,7 @@ class RecallPipeline:
         self._background: tuple[np.ndarray, np.ndarray] | None = None
         #: Memories' cosines to the background (mean, spread), by vector and text: see _snapshot_lookups.
         self._spreads: dict[tuple[bytes, str], Baseline] = {}
+        self._clause_vectors: dict[str, tuple[np.ndarray, ...]] = {}
         self._lock = threading.Lock()
         #: The recall log's flushes, off the caller's path. The stages themselves run in the caller's
         #: thread: handing the channels to workers cost more in thread hops than overlapping them won
@@ -366,6 +368,10 @@ class RecallPipeline:
         # a content-free turn ("thanks!", "好的") is never a candidate, however close its neighbours are
         ordered = [(mid, score) for mid, score in sorted(fused.items(), key=lambda kv: -kv[1])
                    if not self._content_free(corpus, corpus.position[mid])][: max(cfg.per_channel, k * 2)]
+        # an offered standing fact is a candidate by its kind, not by its fused rank: in a long history of
+        # other talk (200 turns of homework questions) the cut above would drop "I'm pescatarian" unseen
+        listed = {mid for mid, _ in ordered}
+        ordered += [(mid, fused[mid]) for mid, _ in rankings["profile"] if mid not in listed and mid in fused]
         # the candidates' rows: the snapshot's, current as of this recall's change-log seek, with the
         # activation that reinforcement moved since (a memory deleted since the seek is dropped)
         held = corpus.memories.many([corpus.position[mid] for mid, _ in ordered])
@@ -685,10 +691,23 @@ class RecallPipeline:
         def states_a_change(v: np.ndarray) -> bool:
             return bool(kinds.change(v[None, :])[0] > 0.0)
 
+        def clause_vectors(mid: str) -> tuple[np.ndarray, ...]:
+            """The vectors of a memory's clauses (none for one clause), embedded once and kept across
+            recalls as the background spreads are: asked only of the later of two memories that are each
+            other's closest (supersede.py)."""
+            text = fresh[mid].content
+            if text not in self._clause_vectors:
+                if len(self._clause_vectors) >= SPREADS_KEPT:
+                    self._clause_vectors.clear()
+                parts = clauses(text)
+                self._clause_vectors[text] = (tuple(self.embedder.embed_documents(parts)) if len(parts) > 1
+                                              else ())
+            return self._clause_vectors[text]
+
         return find_updates(ordered, kept, fresh, vector=vector, pair_z=pair_z, terms=terms,
                             idf=corpus.keyword.smooth_idf, bar=bar, repeat_overlap=cfg.collapse_overlap,
                             nearest=nearest, changes=states_a_change if cfg.supersede_needs_change else None,
-                            echoes=echoes)
+                            echoes=echoes, clause_vectors=clause_vectors)
 
     def _starting_yields(
         self, ordered: Sequence[tuple[str, float]], kept: set[str], fresh: dict[str, Memory], corpus: Corpus,
@@ -696,17 +715,17 @@ class RecallPipeline:
     ) -> list[Update]:
         """Kept starting memories that a candidate of the user's own (not a starting memory, not the
         agent's turn) speaks to: the same attribute, by the background z of the pair (mean of both
-        directions, ``recall.starting_yield_z``), whatever its time, session or wording. A template's
+        directions, ``recall.supersede_z``), whatever its time, session or wording. A template's
         default never stands next to what the user said about the same thing, nor above it."""
-        bar = self.config.recall.starting_yield_z
+        bar = self.config.recall.supersede_z
         starting = [mid for mid, _ in ordered if mid in fresh and fresh[mid].starting]
         if bar is None or not any(mid in kept for mid in starting):
             return []
         own = [mid for mid, _ in ordered
                if mid in fresh and not fresh[mid].starting and (fresh[mid].role or "").lower() not in AGENT_ROLES]
         vector, _, spread = _snapshot_lookups(corpus, english, chinese, self._spreads)
-        # a question (grammar, as supersede.py reads it) says nothing of what holds for the user
-        own = [mid for mid in own if not fresh[mid].content.rstrip().endswith(("?", "？"))]
+        # a question says nothing of what holds for the user (profile.is_question)
+        own = [mid for mid in own if not is_question(fresh[mid].content)]
         z: dict[tuple[str, str], float] = {}
         for sid in starting:
             vs = vector(sid)

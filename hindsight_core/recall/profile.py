@@ -42,9 +42,16 @@ def memory_kinds(memories: Sequence[Memory], scores: np.ndarray, content_free: n
     return out
 
 
+def is_question(text: str) -> bool:
+    """Whether ``text`` asks rather than states (grammar: its closing mark). "When do I use whom instead of
+    who?" is in the first person and reads like a habit to the classifier, yet says nothing of what holds
+    for the person who asked it."""
+    return text.rstrip().endswith(("?", "？"))
+
+
 def is_standing(memory: Memory, score: float) -> bool:
     """Whether ``memory`` is a standing fact, given the standing classifier's ``score`` for its vector."""
-    if score <= 0.0:
+    if score <= 0.0 or is_question(memory.content):
         return False
     if memory.layer == Layer.SEMANTIC:
         return True  # distilled from what the person said about themselves

@@ -27,6 +27,12 @@ tells an update from an unrelated statement; these signals do, each general:
   sentence learned from examples (``sentence_kinds.py``), not a verb list. A later remark that only says
   more on the topic ("My sister lives in Hamburg" after "I live in Munich"; in LoCoMo, a friend's later
   remark on a topic) is no update;
+- *the clause that speaks to it*: a change is often said with a reason ("Launch slipped to October 20,
+  the payment provider isn't ready"; "跟老婆商量了，预算加到十八万"), and the reason clause pulls the
+  whole sentence away from the older statement (pair z 2.2 for the launch; the change classifier reads
+  −0.02 for the budget). When the whole newer memory does not qualify but the two are each other's
+  closest, its clauses are read: the clause closest to the older one is measured (3.3) and judged
+  a change (0.15) on its own. Only then are its clauses embedded, once per memory (``clause_vectors``);
 - *a later conversation*: the newer one was said in another session. Two statements of one
   conversation ("I'm allergic to peanuts … I'm also allergic to shellfish") add up; the same attribute
   restated in a later conversation is the user's state as it is now.
@@ -53,6 +59,7 @@ import numpy as np
 
 from hindsight_core.recall.analysis import speaks_of_the_past
 from hindsight_core.recall.collapse import weighted_overlap
+from hindsight_core.text.clauses import clauses
 from hindsight_core.types import Memory
 
 
@@ -96,6 +103,7 @@ def find_updates(
     nearest: Callable[[str, bool], str | None],
     changes: Callable[[np.ndarray], bool] | None = None,
     echoes: Callable[[str], list[str]] | None = None,
+    clause_vectors: Callable[[str], Sequence[np.ndarray]] | None = None,
 ) -> list[Update]:
     """The kept candidates that a newer candidate of ``ordered`` updates, each with its newest update.
 
@@ -104,10 +112,44 @@ def find_updates(
     of the namespace closest to ``id`` among those after it (``later``) or before it (not an exact
     repeat of it). ``changes(vector)``, when given, must hold for the newer one: it states a change.
     ``echoes(id)``, when given, names the turns that repeated a memory back (the agent's "25,000, noted."):
-    a kept echo of an updated memory is updated with it, whether or not the memory itself was kept."""
+    a kept echo of an updated memory is updated with it, whether or not the memory itself was kept.
+    ``clause_vectors(id)``, when given, are the vectors of a memory's clauses (none for one clause): a
+    pair the whole memories do not make is looked at clause by clause when they are each other's
+    closest."""
     ids = [mid for mid, _ in ordered if mid in memories]
     by_time = sorted(ids, key=lambda mid: memories[mid].occurred_at)
+    candidates = set(ids)
     successor: dict[str, str] = {}
+
+    def _by_clause(old_id: str, later: Sequence[str]) -> str | None:
+        """The update of ``old_id`` read clause by clause: the two are each other's closest, and the
+        newer one's clause closest to it qualifies as the whole would have to. Only for a kept memory
+        with a later candidate that could be one (the same speaker in another conversation, a word in
+        common, more than one clause): the namespace-wide look costs a pass over every vector."""
+        old, to = memories[old_id], terms(old_id)
+        if old_id not in kept or to is None or not any(
+                memories[n].role == old.role
+                and (memories[n].session_id != old.session_id or old.session_id is None)
+                and memories[n].occurred_at > old.occurred_at and to & (terms(n) or frozenset())
+                and len(clauses(memories[n].content)) > 1 for n in later):
+            return None
+        target = nearest(old_id, True)
+        if target is None or target not in candidates or nearest(target, False) != old_id:
+            return None
+        assert clause_vectors is not None
+        new = memories[target]
+        vo, tn = vector(old_id), terms(target)
+        if vo is None or tn is None:
+            return None
+        parts = clause_vectors(target)
+        if not parts:
+            return None
+        scored = [((pair_z(vo, vc, new.content) + pair_z(vc, vo, old.content)) / 2, i) for i, vc in enumerate(parts)]
+        z, best = max(scored)
+        if changes is not None and not changes(parts[best]):
+            return None
+        ok = is_update(old, new, z=z, overlap=weighted_overlap(to, tn, idf), bar=bar, repeat_overlap=repeat_overlap)
+        return target if ok else None
     for i in reversed(range(len(by_time))):  # newest first, so that a chain's later links are known
         old_id = by_time[i]
         old = memories[old_id]
@@ -124,7 +166,10 @@ def find_updates(
             if is_update(old, new, z=z, overlap=weighted_overlap(to, tn, idf), bar=bar,
                          repeat_overlap=repeat_overlap):
                 possible.add(new_id)
-        if not possible:  # the namespace-wide look only when a pair qualifies
+        if not possible:  # the namespace-wide look only when a pair qualifies, or may by a clause
+            if clause_vectors is None or (target := _by_clause(old_id, by_time[i + 1:])) is None:
+                continue
+            successor[old_id] = target
             continue
         target = nearest(old_id, True)
         if target not in possible:

@@ -18,6 +18,7 @@ from hindsight_core.recall.fusion import route, rrf, spread_to_neighbours
 from hindsight_core.recall.keyword import ENGLISH_STOPWORDS, KeywordIndex, tokenize
 from hindsight_core.recall.scoring import final_score
 from hindsight_core.recall.types import QueryAnalysis, RecallHit, TimeWindow
+from hindsight_core.text.clauses import clauses
 from hindsight_core.text.script import is_cjk
 from hindsight_core.text.tokens import default_token_counter
 from hindsight_core.types import Activation, Memory
@@ -38,6 +39,15 @@ def test_tokenize_segments_chinese_and_drops_english_stopwords() -> None:
     assert en == ["carolin", "went", "lgbtq", "support", "group", "power"]  # Snowball stems
     assert tokenize("she calls me Raj") == tokenize("call me raj")
     assert tokenize("我想买 iPhone 15") == ["买", "iphon", "15"]
+
+
+def test_clauses_split_at_punctuation_and_conjunctions_not_inside_numbers() -> None:
+    assert clauses("Launch slipped to October 20, the payment provider isn't ready.") == [
+        "Launch slipped to October 20", "the payment provider isn't ready"]
+    assert clauses("We cut it to 18,000 dollars, my car died.") == ["We cut it to 18,000 dollars", "my car died"]
+    assert clauses("It is 3.5 km away and I walk.") == ["It is 3.5 km away", "I walk"]
+    assert clauses("跟老婆商量了，预算加到十八万。") == ["跟老婆商量了", "预算加到十八万"]
+    assert clauses("Noted") == ["Noted"]
 
 
 def test_bm25_finds_chinese_words_inside_sentences() -> None:

@@ -7,7 +7,7 @@ they check that the kinds generalise, not that the examples were learned."""
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -80,7 +80,7 @@ def test_the_shipped_weights_are_todays_fit(embedder: E5Embedder, tmp_path: Path
 def test_a_standing_fact_is_a_persons_own_state() -> None:
     """Grammar, role and layer, not topic: the agent's restatement and a third person's state are not
     the user's standing facts; what the user says of their family is; a distilled fact is; a procedure
-    is not; a negative score never is."""
+    is not; a question in the first person is not; a negative score never is."""
     at = datetime(2026, 4, 1, tzinfo=UTC)
 
     def memory(content: str, role: str | None = "user", layer: Layer = Layer.EPISODIC) -> Memory:
@@ -96,11 +96,14 @@ def test_a_standing_fact_is_a_persons_own_state() -> None:
         memory("Check kiwi in every recipe.", role=None, layer=Layer.PROCEDURAL),
         memory("我对猕猴桃过敏。"),
         memory("I'm allergic to kiwi, really."),
+        memory("When do I use whom instead of who?"),
+        memory("我是不是对猕猴桃过敏？"),
     ]
-    scores = np.array([1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, -0.1])
-    assert memory_kinds(memories, scores, -np.ones(8)) == [(STATE,), (), (STATE,), (), (STATE,), (), (STATE,), ()]
+    scores = np.array([1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, -0.1, 1.0, 1.0])
+    assert memory_kinds(memories, scores, -np.ones(10)) == [
+        (STATE,), (), (STATE,), (), (STATE,), (), (STATE,), (), (), ()]  # a question states nothing
     # a content-free turn is that and nothing else; a distilled fact never is one
-    free = np.array([1.0, -1.0, -1.0, -1.0, 1.0, -1.0, -1.0, -1.0])
+    free = np.array([1.0, -1.0, -1.0, -1.0, 1.0, -1.0, -1.0, -1.0, -1.0, -1.0])
     assert memory_kinds(memories, scores, free)[:5] == [(CONTENT_FREE,), (), (STATE,), (), (STATE,)]
 
 
@@ -150,3 +153,21 @@ def test_an_offer_is_not_reinforced(offering_engine: Hindsight, clock: FixedCloc
     offering_engine.flush_recall_log()
     used = offering_engine.get(kiwi.id)
     assert used is not None and used.access_count == kiwi.access_count + 1
+
+
+def test_an_offer_survives_a_long_history_of_other_talk(engine: Hindsight, clock: FixedClock) -> None:
+    """The offer is a candidate by its kind: 150 turns of homework questions, each closer to "推荐几道家常菜"
+    than "I'm pescatarian" is, filled the fused list the floor looks at, and the offer was cut unseen."""
+    start = clock()
+    events: list[dict[str, object]] = [
+        {"content": "By the way, I'm pescatarian: fish is fine, but no other meat.", "role": "user",
+         "session_id": "s1", "occurred_at": start}]
+    for i in range(75):
+        events.append({"content": f"{i + 3}斤是多少公斤？", "role": "user", "session_id": "s1",
+                       "occurred_at": start + timedelta(minutes=2 * i + 1)})
+        events.append({"content": f"{i + 3}斤是{(i + 3) / 2}公斤。", "role": "assistant", "session_id": "s1",
+                       "occurred_at": start + timedelta(minutes=2 * i + 2)})
+    engine.record_many(events, "user:long")
+    clock.advance(days=3)
+    res = engine.recall("推荐几道家常菜", "user:long", session_id="s2", k=5)
+    assert "pescatarian" in res.to_prompt()

@@ -180,3 +180,21 @@ def test_the_agents_reply_to_the_new_value_is_no_rival(engine: Hindsight) -> Non
     prompt = res.to_prompt()
     assert "Lisbon" in prompt and "Porto in May" not in prompt, prompt
 
+
+
+@pytest.mark.parametrize(("old", "new", "query", "current", "stale"), [
+    ("The product launch is planned for March 3.", "We pushed the launch to March 24, the vendor is late.",
+     "When is the product launch?", "March 24", "March 3."),
+    ("想换个手机，预算三千以内。", "跟家里商量了，预算放宽到四千五。", "我买手机的预算是多少？", "四千五", "三千"),
+])
+def test_a_change_said_with_a_reason_replaces_the_old_value(engine: Hindsight, old: str, new: str, query: str,
+                                                            current: str, stale: str) -> None:
+    """A reason said with the change pulls the whole sentence away from the old statement (the pair's z
+    falls under the bar; the change classifier reads the reason): the clause that speaks to the old
+    statement is what is measured, when the two are each other's closest."""
+    filler = FILLER_ZH if "预算" in old else FILLER
+    _two_sessions(engine, "u:reason", old, new, filler)
+    res = engine.recall(query, "u:reason", k=5, now=APR)
+    prompt = res.to_prompt()
+    assert current in prompt and stale not in prompt, prompt
+    assert [(c.superseded.content, c.successor.content) for c in res.conflicts] == [(old, new)]
