@@ -24,6 +24,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
+import numpy as np
+
 from hindsight_core.integration import require
 
 require("langgraph.store.base", "langchain")
@@ -478,8 +480,8 @@ class HindsightStore(BaseStore):
             order = m.metadata[ITEM_KEY]["order"]
             first[ns] = min(first.get(ns, order), order)
         candidates.sort(key=lambda c: (first[c[2]], c[0].metadata[ITEM_KEY]["order"]))
-        scores: dict[str, float] = {}
         if op.query:
+            ranks: dict[str, float] = {}
             by_space: dict[str, int] = {}
             for m, _, ns in candidates:
                 if m.indexed:
@@ -488,10 +490,11 @@ class HindsightStore(BaseStore):
                 result = self.engine.recall(
                     op.query, ns, k=min(count, _MAX_K), budget_tokens=_SEARCH_BUDGET, layers=[LAYER]
                 )
-                scores.update({hit.memory.id: hit.score for hit in result.hits})
-            ranked = sorted((c for c in candidates if c[0].id in scores), key=lambda c: -scores[c[0].id])
-            candidates = ranked + [c for c in candidates if c[0].id not in scores]
+                ranks.update({hit.memory.id: hit.score for hit in result.hits})
+            ranked = sorted((c for c in candidates if c[0].id in ranks), key=lambda c: -ranks[c[0].id])
+            candidates = ranked + [c for c in candidates if c[0].id not in ranks]
         page = candidates[op.offset : op.offset + op.limit]
+        scores = self._similarities(op.query, [m for m, _, _ in page]) if op.query else {}
         self._refresh([m for m, _, _ in page], op.refresh_ttl)
         return [
             SearchItem(
@@ -504,6 +507,25 @@ class HindsightStore(BaseStore):
             )
             for m, item, _ in page
         ]
+
+    def _similarities(self, query: str, memories: Sequence[Memory]) -> dict[str, float]:
+        """Each indexed memory's cosine similarity to ``query``, as ``InMemoryStore`` with an index scores:
+        the query embedded once as a query, each item by the vector the engine stored for its text (the
+        one recall read; computed and cached only if it is missing). In [-1, 1]; recall's own score is a
+        fused rank of several channels, on no scale a LangGraph user could read."""
+        indexed = [m for m in memories if m.indexed]
+        if not indexed:
+            return {}
+        query_vector = np.asarray(self.engine.embedder.embed_query(query), dtype=np.float64)
+        vectors = self.engine.outbox.vectors_for(indexed)
+        query_norm = float(np.linalg.norm(query_vector))
+        scores: dict[str, float] = {}
+        for m in indexed:
+            vector = np.asarray(vectors[m.id], dtype=np.float64)
+            norm = float(np.linalg.norm(vector)) * query_norm
+            cosine = float(vector @ query_vector) / norm if norm > 0 else 0.0
+            scores[m.id] = min(1.0, max(-1.0, cosine))
+        return scores
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         spaces = [ns for _, ns in self._spaces()]

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from langchain.agents import create_agent
 from langchain.tools import ToolRuntime, tool
+from langchain_core.embeddings import Embeddings
 from langchain_core.messages import AIMessage
 from langgraph.store.base import BaseStore, GetOp, InvalidNamespaceError, Item, PutOp, SearchOp
 from langgraph.store.memory import InMemoryStore
@@ -122,12 +123,71 @@ def test_query_search_is_ranked_by_the_engine(store: HindsightStore) -> None:
     ours = store.search(("mem", "u1"), query="what about my peanuts allergy")
     assert ours[0].key == "nuts" and isinstance(ours[0].score, float)
     assert {r.key for r in ours} == {r.key for r in ref.search(("mem", "u1"), query="peanuts allergy")}
-    assert [r.key for r in ours if r.score is None][-1] == "raw"  # index=False: never scored
-    scored = [r.score for r in ours if r.score is not None]
-    assert scored == sorted(scored, reverse=True)
+    assert [r.key for r in ours if r.score is None] == ["raw"]  # index=False: never scored
+    assert ours[-1].key == "raw"  # what recall cannot rank comes after what it ranks
     # a prefix search ranks across namespaces, each searched within its own wall
     across = store.search(("mem",), query="what about my peanuts allergy", limit=2)
     assert {(r.namespace, r.key) for r in across} == {(("mem", "u1"), "nuts"), (("mem", "u2"), "nuts")}
+
+
+class _SameEmbeddings(Embeddings):
+    """The engine's embedder as LangChain ``Embeddings``, so ``InMemoryStore`` embeds exactly as it does."""
+
+    def __init__(self, embedder: Any) -> None:
+        self.embedder = embedder
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [[float(x) for x in row] for row in self.embedder.embed_documents(texts)]
+
+    def embed_query(self, text: str) -> list[float]:
+        return [float(x) for x in self.embedder.embed_query(text)]
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_query_scores_are_cosine_similarities_as_in_memory_store_gives(
+    store: HindsightStore, embedder: Any, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 39: a score is the cosine between the query's and the item's embedding (InMemoryStore with an
+    index), not recall's fused score (a direct hit scored about 0.06); the order stays recall's."""
+    ref = InMemoryStore(index={"dims": embedder.dim, "embed": _SameEmbeddings(embedder), "fields": ["content"]})
+    items = {
+        "nuts": "User is allergic to peanuts",
+        "hike": "User likes hiking in the Alps",
+        "tax": "The quarterly VAT return is due on the 20th",
+    }
+    for target in (store, ref):
+        for key, text in items.items():
+            target.put(("mem", "u1"), key, {"content": text})
+        target.put(("mem", "u1"), "raw", {"content": "peanuts note kept out of search"}, index=False)
+    query = "User is allergic to peanuts"
+    recalls: list[Any] = []
+    recall = store.engine.recall
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        recalls.append(recall(*args, **kwargs))
+        return recalls[-1]
+
+    monkeypatch.setattr(store.engine, "recall", spy)
+    if mode == "sync":
+        ours = store.search(("mem", "u1"), query=query)
+        theirs = ref.search(("mem", "u1"), query=query)
+    else:
+        ours = await store.asearch(("mem", "u1"), query=query)
+        theirs = await ref.asearch(("mem", "u1"), query=query)
+    score = {r.key: r.score for r in ours}
+    assert ours[0].key == "nuts" and score["nuts"] is not None and score["nuts"] > 0.7  # a direct hit
+    assert score["raw"] is None and ours[-1].key == "raw"  # index=False: never scored, as InMemoryStore
+    assert all(-1.0 <= s <= 1.0 for k, s in score.items() if k != "raw")  # type: ignore[operator]
+    assert all(score[k] < score["nuts"] for k in ("hike", "tax"))  # type: ignore[operator]
+    expected = {r.key: r.score for r in theirs}
+    for key in items:  # the same number InMemoryStore gives with the same embeddings
+        assert score[key] == pytest.approx(expected[key], abs=1e-4), key
+    # the order is recall's, whatever the cosines say
+    ranked = [hit.memory.metadata["lg_item"]["key"] for result in recalls for hit in result.hits]
+    assert ranked and [r.key for r in ours if r.key in ranked] == ranked
+    # a search without a query lists, unscored, as InMemoryStore does
+    listed = store.search(("mem", "u1")) if mode == "sync" else await store.asearch(("mem", "u1"))
+    assert [r.score for r in listed] == [None] * 4
 
 
 def test_exact_json_round_trips(store: HindsightStore) -> None:
