@@ -1,5 +1,5 @@
 """Shared by the benchmark scripts: timing helpers, and writing one benchmark's section of
-docs/benchmarks.md between its own markers, leaving the rest."""
+docs/benchmark-log.md between its own markers, leaving the rest."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
+DOC = Path(__file__).resolve().parents[1] / "docs" / "benchmark-log.md"
 
 
 def write_section(name: str, body: str, doc: Path = DOC) -> None:

@@ -3,7 +3,7 @@
 Records every conversation (one namespace each; role = the speaker, source_id = the dia_id, time = the
 session's date), then consolidates it and reports: semantic memories produced, duplicates merged,
 conflicts recorded, and consolidation throughput (episodes per second; the recording, which embeds the
-turns, is not counted). Writes its section of docs/benchmarks.md.
+turns, is not counted). Writes its section of docs/benchmark-log.md.
 
     .venv/bin/python benchmarks/consolidation.py --data ../shared/bench/locomo/locomo_dev.json
 """
@@ -110,7 +110,7 @@ def run(data: Path) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--data", type=Path, default=Path("../shared/bench/locomo/locomo_dev.json"))
-    parser.add_argument("--no-doc", action="store_true", help="print only, do not write docs/benchmarks.md")
+    parser.add_argument("--no-doc", action="store_true", help="print only, do not write docs/benchmark-log.md")
     args = parser.parse_args()
     result = run(args.data)
     t = result["totals"]

@@ -135,7 +135,7 @@ def main() -> None:
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/14")
     parser.add_argument("--embedder", choices=["default", "hash"], default="default",
                         help="hash: the deterministic fast embedder (measures the engine, not the model)")
-    parser.add_argument("--write", action="store_true", help="write the table to docs/benchmarks.md")
+    parser.add_argument("--write", action="store_true", help="write the table to docs/benchmark-log.md")
     args = parser.parse_args()
     os.environ["HINDSIGHT_BENCH_EMBEDDER"] = args.embedder  # this process and, through _env, the children
     import psycopg

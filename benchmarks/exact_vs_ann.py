@@ -83,7 +83,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="100,1000,10000,20000,50000")
     parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--write-doc", action="store_true", help="write the table into docs/benchmarks.md")
+    parser.add_argument("--write-doc", action="store_true", help="write the table into docs/benchmark-log.md")
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory(prefix="exact-vs-ann-") as tmp:

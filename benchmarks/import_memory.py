@@ -6,7 +6,7 @@ loaded: embedded Chroma holds every vector of a collection in memory).
 Each size runs in a fresh process, on the deterministic hashed-word embedder (no model), so the figures
 are the import's own:
 
-    .venv/bin/python benchmarks/import_memory.py --lines 5000 50000
+    .venv/bin/python benchmarks/import_memory.py --lines 5000 50000 [--json OUT]
 """
 
 from __future__ import annotations
@@ -67,11 +67,16 @@ def measure(lines: int) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--lines", type=int, nargs="+", default=[5_000, 50_000])
+    parser.add_argument("--json", type=Path, metavar="OUT", help="also write the figures, by line count")
     args = parser.parse_args()
     print("| lines | file MB | Python peak MB | peak RSS MB |\n|---:|---:|---:|---:|")
+    out: dict[str, dict[str, float]] = {}
     for lines in args.lines:
-        f = measure(lines)
+        f = out[str(lines)] = measure(lines)
         print(f"| {lines:,} | {f['file_mb']:.1f} | {f['python_peak_mb']:.1f} | {f['max_rss_mb']:.0f} |", flush=True)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps({"lines": out}, indent=1) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

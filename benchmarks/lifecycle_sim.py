@@ -5,7 +5,7 @@ One user states 24 facts in the first weeks (consolidated into semantic memories
 episodes every few days. Each week the user asks about the same 6 facts (``hs.recall``, which
 reinforces what it injects); the other 18 facts are never asked about. ``sweep()`` runs weekly. At the
 end the archive is restored and every memory id ever created is accounted for. Writes its section of
-docs/benchmarks.md.
+docs/benchmark-log.md.
 
     .venv/bin/python benchmarks/lifecycle_sim.py
 """

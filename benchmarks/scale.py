@@ -612,7 +612,7 @@ def main() -> None:
     parser.add_argument("--workdir", default=None,
                         help="keep the data directories here and reuse a namespace loaded by an earlier run "
                              "(its size is not loaded again; each run adds its writes and chat turns)")
-    parser.add_argument("--write-doc", default="", help="write the table to docs/benchmarks.md under this label")
+    parser.add_argument("--write-doc", default="", help="write the table to docs/benchmark-log.md under this label")
     args = parser.parse_args()
     if args.cold_start:
         _cold_start_child(args.cold_start)

@@ -82,7 +82,7 @@ class RecallConfig(BaseModel):
     per_channel: int = 25
     #: ``"zsum"``: scored channels standardised over the namespace and summed with the weights, set
     #: channels add their weight to their members. ``"rrf"``: reciprocal-rank fusion
-    #: ``Σ weight / (rrf_k + rank)``. Both measured in docs/benchmarks.md.
+    #: ``Σ weight / (rrf_k + rank)``. Both measured in docs/benchmark-log.md.
     fusion: Literal["zsum", "rrf"] = "zsum"
     rrf_k: int = 60
     #: ``recall(..., subtree=True)`` searches at most this many namespaces (a root and its children):
@@ -125,7 +125,7 @@ class RecallConfig(BaseModel):
     #: The share lent between two consecutive turns of the same speaker (``role``): a speaker's next
     #: statement mostly stands on its own, so it takes less than a reply. On LongMemEval's user-only
     #: turns lending it the full 0.4 cost turn recall@5 0.05; 0.1 was chosen on the tune part from
-    #: 0, 0.1, 0.2, 0.4 (docs/benchmarks.md, "A context share that follows the speaker").
+    #: 0, 0.1, 0.2, 0.4 (docs/benchmark-log.md, "A context share that follows the speaker").
     #: ``context_weight`` restores the old, speaker-blind rule.
     context_same_speaker_weight: float = fitted(0.1, "LongMemEval's tune part", ge=0.0)
     #: Final score ``alpha·relevance + beta·importance·decay + gamma·frequency``.
@@ -162,7 +162,7 @@ class RecallConfig(BaseModel):
     #: they had before the memory side was added (``floor_anchor_base`` 2.0 then, 0.6 now).
     floor_cross_lingual_offset: float = fitted(1.4, "the development sets")
     floor_history_relief: float = fitted(1.0, "the development sets")
-    #: 1.5, re-fitted for the two-sided evidence (2.0 let unrelated turns through: docs/benchmarks.md).
+    #: 1.5, re-fitted for the two-sided evidence (2.0 let unrelated turns through: docs/benchmark-log.md).
     floor_keep_margin: float = fitted(1.5, "the development sets")
     #: A reply of at most this many keyword terms ("Hill", "绵阳") takes the floor evidence of the turn it
     #: answers (the previous turn of its session, said by another speaker); 0: off.
@@ -202,7 +202,7 @@ class RecallConfig(BaseModel):
     #: The newer memory must state a change (``sentence_kinds.SentenceKinds.change``, learned from
     #: examples, no verb list): a later remark on the same topic that changes nothing ("My sister lives in
     #: Hamburg" after "I live in Munich") is not an update. Without it, updates cost LoCoMo dev held-out
-    #: recall@10 0.016; with it 0.002 (docs/benchmarks.md).
+    #: recall@10 0.016; with it 0.002 (docs/benchmark-log.md).
     supersede_needs_change: bool = True
     #: Each injected memory is cut to this many tokens; each cited source excerpt to fewer.
     max_memory_tokens: int = 160

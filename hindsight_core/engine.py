@@ -558,7 +558,7 @@ class Hindsight:
         model (the first Chinese query), the token counter and the reranker. Idempotent and safe to call
         from any thread; ``config.recall.warm_up_on_open=True`` runs it in a background thread when the
         engine opens.
-        What it saves is measured in docs/benchmarks.md ("Cold start")."""
+        What it saves is measured in docs/benchmark-log.md ("Cold start")."""
         self._recall.warm_up()
 
     def flush_recall_log(self) -> int:

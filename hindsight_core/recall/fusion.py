@@ -130,7 +130,7 @@ def zsum(
 
     Standardising keeps the magnitudes RRF throws away: a turn that matches the query's rare words
     far better than any other should not tie with one that barely made the list. On LoCoMo this beats
-    RRF by 0.04–0.05 evidence recall@10 (docs/benchmarks.md).
+    RRF by 0.04–0.05 evidence recall@10 (docs/benchmark-log.md).
 
     Only ``rows`` are fused (snapshot positions, ascending; the result is aligned with them): each
     scored channel brings its values there and its namespace-wide spread (moments.py), so the cost is
@@ -171,7 +171,7 @@ def context_share(
     A speaker's own next turn is no such reply: on LongMemEval, where only the user's self-contained
     turns to an assistant are memories, every neighbour is the same speaker's next request, and lending
     to it cost turn-level recall@5 (0.82 against 0.87 for e5 alone): it pushes a match's neighbours
-    above matches from other sessions (docs/benchmarks.md, "A context share that follows the speaker")."""
+    above matches from other sessions (docs/benchmark-log.md, "A context share that follows the speaker")."""
     if not len(rows) or (across <= 0 and same <= 0):
         return np.zeros(len(rows), dtype=np.float64)
     padded = np.append(fused, -np.inf)

@@ -159,7 +159,7 @@ class RecallPipeline:
         self._lock = threading.Lock()
         #: The recall log's flushes, off the caller's path. The stages themselves run in the caller's
         #: thread: handing the channels to workers cost more in thread hops than overlapping them won
-        #: (docs/benchmarks.md, "Fixed cost per recall").
+        #: (docs/benchmark-log.md, "Fixed cost per recall").
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hindsight-recall")
         #: Indexes currently failing for recall: warned once per outage, not once per recall.
         self._outage: set[str] = set()
@@ -549,7 +549,7 @@ class RecallPipeline:
     def _scans_vectors(self, inp: ch.ChannelInput, query_vector: np.ndarray, past: bool) -> bool:
         """Whether the vector channel scans the snapshot's vectors rather than querying the index: for a
         point-in-time recall (the index holds today's memories), for a namespace small enough that one
-        matrix-vector product costs less than an index query (docs/benchmarks.md, "Exact scan or
+        matrix-vector product costs less than an index query (docs/benchmark-log.md, "Exact scan or
         index"), and while the namespace's collections are not loaded in this process (the first query
         would wait seconds for the index to load; it loads in the background after this recall, see
         :meth:`load_indexes`). The one place that choice is made."""
@@ -815,7 +815,7 @@ class RecallPipeline:
         for a question about the asker, the closest one, and only when nothing clears the floor on its own
         evidence (``_candidates``). e5 puts "我是做哪一行的？" barely above unrelated sentences from "我叫林峰，
         在厦门当牙医。" (z 0.2), so no relevance bar tells it from an unanswerable question about the asker
-        (docs/benchmarks.md); a question asks for one thing about the person, so one standing fact of
+        (docs/benchmark-log.md); a question asks for one thing about the person, so one standing fact of
         theirs is what it is offered."""
         offers = self.config.recall.standing_offers
         if requested:

@@ -10,7 +10,7 @@ state of the person (rather than an event, a question or small talk)? Each quest
 classifier (ridge regression) over the embedder's own vectors, fitted on the labelled sentences below,
 which are about everyday topics and are written in English and Chinese. The examples name *kinds of
 sentence*, not domains: held-out queries and memories of other topics are classified by the same
-weights (docs/benchmarks.md reports the held-out rates). The third question serves recall-time updates
+weights (docs/benchmark-log.md reports the held-out rates). The third question serves recall-time updates
 (supersede.py): a newer memory replaces an older one only if it states a change ("moved to", "改到"),
 not when it merely says more on the same topic. The fourth keeps small talk out of recall
 (pipeline.py): "Thanks, bye!" must never be injected, while a short answer ("Hill", "绵阳", "H3-215")

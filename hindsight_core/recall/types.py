@@ -28,7 +28,7 @@ class QueryAnalysis(BaseModel):
     entities: list[str] = Field(default_factory=list)
     #: A question whose subject is the user ("Do I have any allergies?", "我住在哪？"). The floor does not
     #: lower its bar for it: unrelated questions are asked about the user too ("what did my accountant
-    #: say ..."), and on LongMemEval that relief let them through (docs/benchmarks.md).
+    #: say ..."), and on LongMemEval that relief let them through (docs/benchmark-log.md).
     about_user: bool = False
 
     @property

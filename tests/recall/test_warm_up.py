@@ -1,7 +1,7 @@
 """``warm_up()`` loads, once per process, what the first recall would: the embedder's model, jieba's
 dictionary, the floor's background vectors and the sentence-kind classifiers. Run in a fresh interpreter,
 since the test session has loaded most of it already. What it saves is timed in benchmarks/cold_start.py
-(docs/benchmarks.md), not here."""
+(docs/benchmark-log.md), not here."""
 
 from __future__ import annotations
 
