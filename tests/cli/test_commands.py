@@ -131,8 +131,8 @@ def test_recall_searches_the_user_tree_as_the_adapters_do(
 
     data = cli("recall", "user:ana", query, "--json").json()
     assert data["prompt"] == expected
-    assert data["hits"][0]["memory"]["namespace"] == "user:ana/store:memories"
-    (item,) = [c for c in data["candidates"] if c["id"] == data["hits"][0]["memory"]["id"]]
+    (stored,) = [h["memory"] for h in data["hits"] if h["memory"]["namespace"] == "user:ana/store:memories"]
+    (item,) = [c for c in data["candidates"] if c["id"] == stored["id"]]
     assert item["outcome"] == "injected" and item["why"] == "injected"
     human = cli("recall", "user:ana", query)
     assert expected in human.stdout and "nothing relevant" not in human.stdout
