@@ -137,10 +137,10 @@ def test_recall_playground_says_why_each_candidate_was_or_was_not_injected(
     html = client.get("/recall?" + urlencode({"ns": NS, "q": "Do I have any food allergies?"})).text
     assert "dropped" not in html
     floor = html.split('id="floor"', 1)[1].split("</table>", 1)[0]
-    row = floor.split(f'href="/memory/{recorded.allergy.id}"', 1)[1].split("</tr>", 1)[0]
-    assert "folded into" in row and f"/memory/{recorded.allergy_fact.id}" in row
-    fact_row = floor.split(f'href="/memory/{recorded.allergy_fact.id}"', 1)[1].split("</tr>", 1)[0]
-    assert ">injected<" in fact_row
+    rows = {re.findall(r'href="/memory/([^"]+)"', row)[0]: row for row in floor.split("<tr>")[2:]}
+    assert "folded into" in rows[recorded.allergy.id]
+    assert f"/memory/{recorded.allergy_fact.id}" in rows[recorded.allergy.id]
+    assert ">injected<" in rows[recorded.allergy_fact.id]
 
 
 def test_recall_playground_searches_the_user_tree_as_the_adapters_do(
