@@ -359,34 +359,62 @@ def recall(
     namespace: NsArg,
     query: Annotated[str, typer.Argument(help="What the agent is about to answer.")],
     session: Annotated[str | None, typer.Option(help="The current session (conversational context).")] = None,
-    k: Annotated[int | None, typer.Option(help="At most this many hits.")] = None,
-    budget: Annotated[int | None, typer.Option(help="Token budget of the injected text.")] = None,
+    k: Annotated[int | None, typer.Option(help="At most this many hits [default: config.recall.default_k].")] = None,
+    budget: Annotated[
+        int | None,
+        typer.Option(help="Token budget of the injected text [default: config.recall.default_budget_tokens]."),
+    ] = None,
+    subtree: Annotated[
+        bool, typer.Option(help="Search the namespace and every namespace below it (a user's store items and saved "
+                           "facts), as the adapters do; --no-subtree searches the one namespace.")
+    ] = True,
     include_cold: Annotated[bool, typer.Option(help="Search cold memories too.")] = False,
     reinforce: Annotated[
         bool, typer.Option(help="Log the recall and reinforce what it injects, as an agent's would.")
     ] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Recall as an agent would: each hit with its per-channel scores and reason, then the exact
-    prompt text that would be injected. Looking changes nothing unless --reinforce says so."""
+    """Recall as an agent would (the namespace's tree, the adapters' k and budget): each hit with its
+    per-channel scores and reason, why every other candidate was not injected, then the exact prompt
+    text that would be injected. Looking changes nothing unless --reinforce says so."""
+    from hindsight_core.recall.verdicts import verdicts
+
     with _engine() as hs:
-        result = hs.recall(query, namespace, session_id=session, k=k, budget_tokens=budget,
-                           include_cold=include_cold, track=reinforce)
+        result = hs.recall(query, namespace, session_id=session, k=k, budget_tokens=budget, subtree=subtree,
+                           include_cold=include_cold, explain=True, track=reinforce)
         prompt = result.to_prompt()
+        found = verdicts(result)
         if as_json:
             data = result.model_dump(mode="json")
             data["prompt"] = prompt
+            data["candidates"] = [v.as_dict() for v in found]
             _print_json(data)
             return
         console = _console()
-        table = Table("#", "score", "channels", "layer/kind", "id", "content", "reason",
-                      title=f"recall {namespace!r}: {query!r}")
+        table = Table("#", "score", "channels", "layer/kind", "namespace", "id", "content", "reason",
+                      title=f"recall {namespace!r}{' and below' if subtree else ''}: {query!r}")
+        table.columns[5].min_width = 26  # a whole id: what show, forget and demote take
         for rank, hit in enumerate(result.hits, start=1):
             channels = " ".join(f"{name}={value:.2f}" for name, value in hit.channels.items())
             table.add_row(str(rank), f"{hit.score:.3f}", channels,
-                          f"{hit.memory.layer.value}/{hit.memory.kind.value}", hit.memory.id,
+                          f"{hit.memory.layer.value}/{hit.memory.kind.value}", hit.memory.namespace, hit.memory.id,
                           _preview(hit.memory.content), hit.reason)
         console.print(table)
+        if found:
+            ids = {v.id for v in found} | {v.other for v in found if v.other}
+            known = hs.inspection.memories(None, ids)  # candidates may live anywhere in the tree
+
+            def name(mid: str) -> str:
+                m = known.get(mid)
+                return f"{mid} {_preview(m.content, 40)!r}" if m is not None else mid
+
+            table = Table("id", "namespace", "content", "why", title="candidates: why each was or was not injected")
+            table.columns[0].min_width = 26
+            for v in found:
+                m = known.get(v.id)
+                table.add_row(v.id, m.namespace if m else "-", _preview(m.content, 60) if m else "-",
+                              v.words(name))
+            console.print(table)
         for c in result.conflicts:
             console.print(
                 f"conflict: {_preview(c.superseded.content)!r} superseded by {_preview(c.successor.content)!r}",

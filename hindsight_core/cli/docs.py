@@ -35,7 +35,7 @@ hindsight import history.json -n user:ana --session s1 # LangChain messages_to_d
 hindsight import events.jsonl -n user:ana              # one Event per line, as record_many takes
 hindsight ls user:ana --layer semantic --status active
 hindsight show 01J...                                   # sources, supersedes chain, forecast
-hindsight recall user:ana "what should I cook tonight?" # per-channel scores and the injected text
+hindsight recall user:ana "what should I cook tonight?" # the tree, as agents recall it; why each candidate
 hindsight sweep --dry-run                               # what would go cold or be archived, and when
 hindsight export user:ana -o ana.jsonl && hindsight --path /elsewhere import ana.jsonl
 hindsight --database-url postgresql://db/hs --chroma-url http://chroma:8000 worker  # until SIGTERM

@@ -271,6 +271,11 @@ class RecallPipeline:
             scored += self._collapse(own, p.corpus, base, english, chinese)
         scored.sort(key=lambda h: -h.score)
         considered.sort(key=lambda h: -h.score)
+        if trace is not None:  # before packing: rendering adds cited sources to a hit's sources
+            heads = {h.memory.id for h in scored}
+            candidates = {h.memory.id for h in considered}
+            trace.folded = {s.id: h.memory.id for h in scored for s in h.sources
+                            if s.id in candidates and s.id not in heads}
         # 6. conflicts: superseded memories are out of the indexes; report those whose successor is shown
         # 8. sources, then 9. budget
         injected, idle = pack(scored, k, budget_tokens, self.counter, render=self._render)
@@ -487,7 +492,7 @@ class RecallPipeline:
         if len(parts) == 1:
             p = parts[0]
             return self._trace(p.corpus.size, p.rankings, p.weights, p.ordered, p.replaced, p.reranked, p.evidence,
-                               p.kept, history)
+                               p.kept, history, {u.older: u.newer for u in p.updates})
         rankings: dict[str, ch.Ranked] = {}
         for p in parts:
             for name, ranked in p.rankings.items():
@@ -499,13 +504,14 @@ class RecallPipeline:
         evidence = {a: b for p in parts for a, b in p.evidence.items()}
         kept = {mid for p in parts for mid in p.kept}
         size = sum(p.corpus.size for p in parts)
+        updated = {u.older: u.newer for p in parts for u in p.updates}
         return self._trace(size, rankings, parts[0].weights, ordered, replaced, reranked or None, evidence, kept,
-                           history)
+                           history, updated)
 
     def _trace(
         self, size: int, rankings: dict[str, ch.Ranked], weights: dict[str, float], ordered: list[tuple[str, float]],
         replaced: dict[str, str], reranked: dict[str, float] | None, evidence: dict[str, Evidence], kept: set[str],
-        history: bool,
+        history: bool, updated: dict[str, str] | None = None,
     ) -> RecallTrace:
         """The stages' view of one recall, for ``explain=True`` (built from what ``run`` computed anyway)."""
         cfg = self.config.recall
@@ -522,6 +528,7 @@ class RecallPipeline:
             fusion=cfg.fusion,
             fused=ranked(ordered),
             replaced=dict(replaced),
+            updated=dict(updated or {}),
             reranked=dict(reranked or {}),
             anchor_bar=anchor,
             keep_bar=keep,

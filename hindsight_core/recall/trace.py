@@ -58,6 +58,9 @@ class RecallTrace(BaseModel):
     fused: list[TraceCandidate] = Field(default_factory=list)
     #: ``{successor id: superseded id}`` for those hand-overs.
     replaced: dict[str, str] = Field(default_factory=dict)
+    #: ``{older id: newer id}``: candidates that handed their place to a newer value at recall time (a
+    #: recall-time update, or a starting memory yielding to the user's own word); not in ``fused``.
+    updated: dict[str, str] = Field(default_factory=dict)
     #: Reranker scores, when a reranker is configured.
     reranked: dict[str, float] = Field(default_factory=dict)
     #: The evidence some candidate must reach for the query to count as answerable at all.
@@ -68,3 +71,6 @@ class RecallTrace(BaseModel):
     floor: list[FloorDecision] = Field(default_factory=list)
     #: Kept candidates by final score, best first.
     final: list[FinalScore] = Field(default_factory=list)
+    #: ``{candidate id: id of the hit it was folded into}``: kept candidates collapsed into another hit as
+    #: the same fact (collapse.py); they reach the prompt only as that hit's sources, if it is injected.
+    folded: dict[str, str] = Field(default_factory=dict)

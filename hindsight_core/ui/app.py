@@ -2,7 +2,7 @@
 
 Everything is read through the engine's public reads and its read-only inspection views
 (:mod:`hindsight_core.inspection`), never the store; a page view changes nothing (the recall playground
-runs ``recall(track=False)``: no log row, no reinforcement).
+runs ``recall(subtree=True, track=False)``, the adapters' recall without its log row and reinforcement).
 Writes exist only in writable mode and only as POST from this server's own pages."""
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from urllib.parse import parse_qs, urlencode
 
 from hindsight_core.clock import to_ts
 from hindsight_core.errors import HindsightError, InvalidInputError, UnknownNamespaceError
+from hindsight_core.namespaces import within
 from hindsight_core.optional import require
 from hindsight_core.types import PERSISTENT_LAYERS, Layer, Memory, Status
 
@@ -194,12 +195,16 @@ def create_app(engine: Hindsight, *, writable: bool = False, allowed_hosts: list
         )
 
     def recall_page(request: Request) -> Response:
+        from hindsight_core.recall.verdicts import Verdict, verdicts
+
         ns = request.query_params.get("ns", "")
         query = request.query_params.get("q", "")
         session = request.query_params.get("session") or None
         k_raw = request.query_params.get("k", "")
+        only = bool(request.query_params.get("only"))  # this namespace alone, not its tree
         result = None
         contents: dict[str, Memory] = {}
+        why: dict[str, Verdict] = {}
         message = ""
         if query.strip():
             k = int(k_raw) if k_raw.strip().isdecimal() else None
@@ -207,15 +212,20 @@ def create_app(engine: Hindsight, *, writable: bool = False, allowed_hosts: list
                 message = f"k must be a whole number, got {k_raw!r}"
             else:
                 try:
-                    result = engine.recall(query, ns, session_id=session, k=k, explain=True, track=False)
+                    # as the adapters recall: the namespace's tree, the engine's default k and budget
+                    result = engine.recall(query, ns, session_id=session, k=k, explain=True, track=False,
+                                           subtree=not only)
                 except InvalidInputError as exc:
                     message = str(exc)
             if result is not None and result.trace is not None:
                 trace = result.trace
+                why = {v.id: v for v in verdicts(result)}
                 ids = {c.id for ranked in trace.channels.values() for c in ranked} | {c.id for c in trace.fused}
-                contents = engine.inspection.memories(ns, ids)
+                ids |= {v.other for v in why.values() if v.other}
+                contents = {mid: m for mid, m in engine.inspection.memories(None, ids).items()
+                            if within(m.namespace, ns)}
         return page(request, "recall.html", title=f"Recall — {ns}", ns=ns, q=query, session=session or "",
-                    k=k_raw, result=result, contents=contents, message=message,
+                    k=k_raw, only=only, result=result, contents=contents, why=why, message=message,
                     status_code=400 if message else 200)
 
     def health(request: Request) -> Response:

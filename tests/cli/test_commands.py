@@ -116,6 +116,31 @@ def test_recall_shows_channels_reason_and_the_exact_prompt(
     assert cli("recall", "u1", "", "--json").exit_code == 2
 
 
+def test_recall_searches_the_user_tree_as_the_adapters_do(
+    cli: Callable[..., Any], open_engine: Callable[[Path], Hindsight], data_dir: Path, clock: Any
+) -> None:
+    # a LangGraph store item lives in a child of the user's root: every adapter recalls over the tree
+    hs = open_engine(data_dir)
+    hs.record("My sister Anna lives in Lisbon", "user:ana", source_id="b")
+    hs.upsert("The user is allergic to peanuts", "user:ana/store:memories", layer="semantic", kind="fact",
+              role=None, source_id="allergy")
+    query = "Do I have any food allergies?"
+    expected = hs.recall(query, "user:ana", subtree=True, track=False).to_prompt()  # the adapters' call
+    hs.close()
+    assert "peanuts" in expected
+
+    data = cli("recall", "user:ana", query, "--json").json()
+    assert data["prompt"] == expected
+    (stored,) = [h["memory"] for h in data["hits"] if h["memory"]["namespace"] == "user:ana/store:memories"]
+    (item,) = [c for c in data["candidates"] if c["id"] == stored["id"]]
+    assert item["outcome"] == "injected" and item["why"] == "injected"
+    human = cli("recall", "user:ana", query)
+    assert expected in human.stdout and "nothing relevant" not in human.stdout
+    assert "injected" in human.stdout
+    alone = cli("recall", "user:ana", query, "--no-subtree", "--json").json()
+    assert "peanuts" not in alone["prompt"]
+
+
 def test_stats_table_and_json(
     cli: Callable[..., Any], open_engine: Callable[[Path], Hindsight], data_dir: Path, clock: Any
 ) -> None:

@@ -129,6 +129,36 @@ def test_recall_playground_shows_every_stage_and_changes_nothing(client: TestCli
     assert hs.store.query("SELECT COUNT(*) FROM recall_log")[0][0] == logged
 
 
+def test_recall_playground_says_why_each_candidate_was_or_was_not_injected(
+    client: TestClient, recorded: Recorded
+) -> None:
+    # the allergy episode is collapsed into the distilled fact: folded into it, not "dropped"
+    assert recorded.allergy_fact is not None
+    html = client.get("/recall?" + urlencode({"ns": NS, "q": "Do I have any food allergies?"})).text
+    assert "dropped" not in html
+    floor = html.split('id="floor"', 1)[1].split("</table>", 1)[0]
+    rows = {re.findall(r'href="/memory/([^"]+)"', row)[0]: row for row in floor.split("<tr>")[2:]}
+    assert "folded into" in rows[recorded.allergy.id]
+    assert f"/memory/{recorded.allergy_fact.id}" in rows[recorded.allergy.id]
+    assert ">injected<" in rows[recorded.allergy_fact.id]
+
+
+def test_recall_playground_searches_the_user_tree_as_the_adapters_do(
+    own_recorded: Recorded,
+) -> None:
+    hs = own_recorded.engine
+    hs.upsert("The user's dog is called Biscuit", f"{NS}/store:memories", layer="semantic", kind="fact",
+              role=None, source_id="dog")
+    query = "What is my dog called?"
+    expected = hs.recall(query, NS, subtree=True, track=False).to_prompt()
+    assert "Biscuit" in expected
+    with _client(own_recorded) as own:
+        html = own.get("/recall?" + urlencode({"ns": NS, "q": query})).text
+        assert unescape(html.split('<pre id="prompt">', 1)[1].split("</pre>", 1)[0]) == expected
+        alone = own.get("/recall?" + urlencode({"ns": NS, "q": query, "only": "1"})).text
+        assert "Biscuit" not in alone.split("<h2>Hits</h2>", 1)[1].split("</table>", 1)[0]
+
+
 def test_recall_playground_refuses_bad_input(client: TestClient) -> None:
     r = client.get("/recall?" + urlencode({"ns": NS, "q": "allergies", "k": "lots"}))
     assert r.status_code == 400 and "k must be a whole number" in r.text
