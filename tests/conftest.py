@@ -189,8 +189,6 @@ def assert_refused_without_namespace(build: Callable[[], Any], default_dir: Path
 _INTEGRATION_FOLDERS = frozenset({
     "langchain", "llamaindex", "deploy", "faults", "ui", "docs", "cli", "test_notebooks_clean.py",
 })
-#: Files in those folders that use none of it (they read files and render text).
-_UNIT_FILES = frozenset({"test_benchmarks_page.py"})
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -204,7 +202,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             folder = Path(str(item.path)).relative_to(root).parts[0]
         except ValueError:  # a notebook or another root
             folder = ""
-        in_folder = folder in _INTEGRATION_FOLDERS and Path(str(item.path)).name not in _UNIT_FILES
-        if (used & _REAL_FIXTURES or "postgres" in params.values() or in_folder
+        if (used & _REAL_FIXTURES or "postgres" in params.values() or folder in _INTEGRATION_FOLDERS
                 or not str(item.path).startswith(str(root))):
             item.add_marker(pytest.mark.integration)
