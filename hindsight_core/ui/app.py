@@ -80,6 +80,17 @@ def _percent(value: float | None) -> str:
     return "—" if value is None else f"{100 * value:.0f}%"
 
 
+def strength_help(cold_log: float, cold_idle_days: float) -> str:
+    """What a memory's strength (``ln A``, its log activation) means, in the words the pages use."""
+    return (f"how strongly the memory is held: it rises each time a recall uses it and falls as time passes; "
+            f"below {cold_log:g} and idle {cold_idle_days:g} days it goes cold (leaves the recall indexes).")
+
+
+def plain_reason(reason: str) -> str:
+    """A hit's reason, as the engine writes it, with the floor's measures in the pages' words."""
+    return reason.replace("evidence z=", "evidence ").replace("keyword coverage=", "keyword match ")
+
+
 def create_app(engine: Hindsight, *, writable: bool = False, allowed_hosts: list[str] | None = None) -> Starlette:
     """The inspector as an ASGI app. Requests must name a local host (``allowed_hosts``, loopback by
     default): a web page cannot reach it through DNS rebinding. ``writable`` adds forget and consolidate
@@ -98,7 +109,9 @@ def create_app(engine: Hindsight, *, writable: bool = False, allowed_hosts: list
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(_TEMPLATES)), autoescape=True, undefined=jinja2.StrictUndefined
     )
-    env.filters.update(when=_when, date=_date, percent=_percent, qs=lambda d: urlencode(d))
+    env.filters.update(when=_when, date=_date, percent=_percent, qs=lambda d: urlencode(d), reason=plain_reason)
+    lifecycle = engine.config.lifecycle
+    env.globals["strength_help"] = strength_help(lifecycle.cold_log_activation, lifecycle.cold_idle_days)
     hosts = list(allowed_hosts or LOCAL_HOSTS)
     # Every form that writes carries this token; a page of another origin cannot read it.
     token = secrets.token_urlsafe(32)
@@ -226,6 +239,7 @@ def create_app(engine: Hindsight, *, writable: bool = False, allowed_hosts: list
                             if within(m.namespace, ns)}
         return page(request, "recall.html", title=f"Recall — {ns}", ns=ns, q=query, session=session or "",
                     k=k_raw, only=only, result=result, contents=contents, why=why, message=message,
+                    recall_cfg=engine.config.recall,
                     status_code=400 if message else 200)
 
     def health(request: Request) -> Response:

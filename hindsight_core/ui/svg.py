@@ -28,8 +28,8 @@ def _ticks(lo: float, hi: float, count: int) -> list[float]:
 
 
 def activation_svg(curve: ActivationCurve) -> str:
-    """``ln A(t)`` with past recalls marked, the cold threshold, now, and the projected cold and archive
-    dates."""
+    """The memory's strength ``ln A(t)`` (log activation) with past recalls marked, the cold threshold,
+    now, and the projected cold and archive dates."""
     x0 = curve.start
     x1 = curve.future[2] if curve.future else curve.now
     if x1 <= x0:
@@ -49,7 +49,7 @@ def activation_svg(curve: ActivationCurve) -> str:
 
     out: list[str] = [
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" '
-        'role="img" aria-label="activation over time" class="chart" font-family="sans-serif" font-size="11">',
+        'role="img" aria-label="memory strength over time" class="chart" font-family="sans-serif" font-size="11">',
         f'<rect x="{LEFT}" y="{TOP}" width="{plot_w}" height="{plot_h}" fill="#fbfbfd" stroke="#ccc"/>',
     ]
     for v in _ticks(y_lo, y_hi, 5):
@@ -60,7 +60,7 @@ def activation_svg(curve: ActivationCurve) -> str:
         anchor = "start" if i == 0 else "end" if i == 5 else "middle"
         out.append(f'<text x="{x(t):.1f}" y="{TOP + plot_h + 15}" text-anchor="{anchor}" fill="#555">{_day(t)}</text>')
     out.append(f'<text x="14" y="{TOP + plot_h / 2:.0f}" transform="rotate(-90 14 {TOP + plot_h / 2:.0f})" '
-               'text-anchor="middle" fill="#333">ln A(t)</text>')
+               'text-anchor="middle" fill="#333">strength (log activation)</text>')
     # the cold threshold
     yc = y(curve.cold_log)
     out.append(f'<line class="cold-threshold" x1="{LEFT}" x2="{LEFT + plot_w}" y1="{yc:.1f}" y2="{yc:.1f}" '
@@ -92,12 +92,12 @@ def activation_svg(curve: ActivationCurve) -> str:
     # legend, below the axis labels
     ly = TOP + plot_h + 34
     items = [
-        ('<line x1="0" x2="22" y1="0" y2="0" stroke="#2b8a3e" stroke-width="2"/>', "activation (past)"),
+        ('<line x1="0" x2="22" y1="0" y2="0" stroke="#2b8a3e" stroke-width="2"/>', "strength (past)"),
         ('<line x1="0" x2="22" y1="0" y2="0" stroke="#2b8a3e" stroke-width="2" stroke-dasharray="5 4"/>',
          "projection"),
         ('<circle cx="11" cy="0" r="4" fill="#e8590c"/>', "recall (reinforcement)"),
         ('<line x1="0" x2="22" y1="0" y2="0" stroke="#1f6fd1" stroke-dasharray="6 4"/>',
-         f"cold threshold (ln A = {curve.cold_log:g})"),
+         f"cold threshold (strength {curve.cold_log:g})"),
     ]
     dates = [("now", curve.now, "#333")]
     if curve.cold_at is not None:

@@ -96,7 +96,7 @@ def test_memory_page_draws_the_activation_curve_with_recalls_and_thresholds(
     page = client.get(f"/memory/{fact.id}").text
     svg = page.split('id="activation"', 1)[1].split("</svg>", 1)[0]
     assert svg.count('class="recall"') == 3  # the three recalls that injected it
-    assert 'class="cold-threshold"' in svg and "cold threshold (ln A = -3)" in svg
+    assert 'class="cold-threshold"' in svg and "cold threshold (strength -3)" in svg
     # a standing fact (an allergy) is held by the sweep: no day it goes cold, and the page says why
     assert 'id="cold-at"' not in page and "a standing fact about the person: kept while current" in page
     other = client.get(f"/memory/{recorded.other.id}").text
@@ -123,10 +123,45 @@ def test_recall_playground_shows_every_stage_and_changes_nothing(client: TestCli
     assert unescape(html.split('<pre id="prompt">', 1)[1].split("</pre>", 1)[0]) == expected
     for channel in ("vector", "keyword", "temporal", "entity", "profile", "activation"):
         assert f"<strong>{channel}</strong>" in html
-    assert 'class="kept"' in html and "anchor bar" in html
+    assert 'class="kept"' in html and "bar to answer at all" in html
     hs.flush_recall_log()
     assert {m.id: (m.activation, m.access_count) for m in hs.find(NS)} == before
     assert hs.store.query("SELECT COUNT(*) FROM recall_log")[0][0] == logged
+
+
+#: The engine's internal names that a page must not show as labels (issue 39).
+JARGON = ("ln A", "anchor bar", "keep bar", "zsum", "rrf", "evidence z=", "coverage=", ">z<", "anchored")
+
+
+def test_pages_speak_plain_words_and_explain_their_numbers(client: TestClient, recorded: Recorded) -> None:
+    pages = {
+        "recall": client.get("/recall?" + urlencode({"ns": NS, "q": "Do I have any food allergies?"})).text,
+        "memory": client.get(f"/memory/{recorded.other.id}").text,
+        "namespace": client.get(_ns()).text,
+    }
+    for name, html in pages.items():
+        for word in JARGON:
+            assert word not in html, (name, word)
+    recall = pages["recall"]
+    # the bars, the fusion and the floor's measures are named and explained on the page
+    assert "bar to answer at all" in recall and "bar to be kept" in recall
+    assert "scores added" in recall.split('id="fusion"', 1)[1].split("</span>", 1)[0]
+    legend = unescape(recall.split('id="floor-legend"', 1)[1].split("</p>", 1)[0])
+    assert "standard deviations" in legend and "unrelated everyday sentences" in legend
+    assert "keyword weight" in legend and "compared with the two bars" in legend
+    floor = recall.split('id="floor"', 1)[1].split("</tr>", 1)[0]
+    assert ">evidence<" in floor and ">keyword match<" in floor and ">total evidence<" in floor
+    assert "title=" in floor
+    assert "evidence " in recall.split('id="hits"', 1)[1].split("</table>", 1)[0]
+    assert "similar in meaning to the query" in recall
+    # a memory's strength (its log activation) is labelled and explained, with the cold threshold
+    for name in ("memory", "namespace"):
+        legend = pages[name].split('id="strength-legend"', 1)[1].split("</p>", 1)[0].split("</dd>", 1)[0]
+        legend = unescape(re.sub("<[^>]+>", "", legend))
+        assert "how strongly the memory is held" in legend and "falls as time passes" in legend
+        assert "below -3 and idle 30 days it goes cold" in legend, name
+    assert "strength (log activation)" in pages["memory"]
+    assert ">strength now<" in pages["namespace"]
 
 
 def test_recall_playground_says_why_each_candidate_was_or_was_not_injected(
