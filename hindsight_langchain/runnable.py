@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import operator
+import warnings
 from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -96,7 +97,25 @@ class HindsightRunnable(RunnableSerializable[dict[str, Any], Any]):
         if self.memory_key == self.input_key or self.history_key in (self.input_key, self.memory_key):
             raise InvalidInputError("input_key, memory_key and history_key must differ")
         self._engine = resolve_engine(self.engine)
+        self._warn_without_memory_slot()
         return self
+
+    def _warn_without_memory_slot(self) -> None:
+        """A chain whose input names its variables (a prompt, or a sequence that starts with one) but not
+        ``memory_key`` would be handed the memories and never show them to the model: a prompt reused
+        from ``RunnableWithMessageHistory`` has no ``{memory}``. Said once, when the chain is wrapped."""
+        try:
+            variables = set((self.bound.get_input_jsonschema().get("properties") or {}).keys())
+        except Exception:  # a runnable that cannot describe its input says nothing either way
+            return
+        if variables and self.memory_key not in variables:
+            warnings.warn(
+                f"with_memory: the chain's input has no {self.memory_key!r} variable (it takes "
+                f"{sorted(variables)}), so the recalled memories never reach the model. Add "
+                f"{{{self.memory_key}}} to the prompt (e.g. in the system message), or pass memory_key= naming "
+                "the variable that should carry them.",
+                UserWarning, stacklevel=4,
+            )
 
     @property
     def hindsight(self) -> Hindsight:
@@ -121,8 +140,13 @@ class HindsightRunnable(RunnableSerializable[dict[str, Any], Any]):
         return namespace, str(session) if session else None
 
     def _query(self, value: dict[str, Any]) -> str:
-        if not isinstance(value, dict) or self.input_key not in value:
+        if not isinstance(value, dict):
             raise InvalidInputError(f"with_memory expects a dict input with {self.input_key!r}")
+        if self.input_key not in value:
+            keys = sorted(map(str, value))
+            hint = f"; pass input_key={keys[0]!r} to use it" if len(keys) == 1 else (
+                f"; pass input_key= naming the one of {keys} that holds the user's message" if keys else "")
+            raise InvalidInputError(f"with_memory expects a dict input with {self.input_key!r}{hint}")
         message = value[self.input_key]
         text = message.text if isinstance(message, BaseMessage) else message
         if not isinstance(text, str) or not text.strip():

@@ -163,3 +163,26 @@ def test_each_users_recall_stays_theirs_when_calls_overlap(hs: Hindsight, ns: st
     assert ben is not None and ben.query == "What do I keep on my roof?" and "bees" in ben.to_prompt()
     assert chain.last_recall in (ana, ben)
     assert chain.last_recall_for(f"{ns}:nobody") is None
+
+
+def test_a_prompt_without_a_memory_slot_is_named_at_wrapping(hs: Hindsight, ns: str) -> None:
+    """A prompt reused from RunnableWithMessageHistory has no {memory}: the memories would be handed to
+    the chain and never shown to the model. Wrapping it says so; a prompt with the slot says nothing."""
+    bare = ChatPromptTemplate.from_messages([MessagesPlaceholder("history"), ("human", "{input}")])
+    model = RecordingListModel(responses=["ok"])
+    with pytest.warns(UserWarning, match=r"no 'memory' variable.*\{memory\}"):
+        with_memory(bare | model, namespace=ns + ":{user_id}", engine=hs)
+    with pytest.warns(UserWarning, match="no 'facts' variable"):
+        with_memory(_prompt() | model, namespace=ns + ":{user_id}", engine=hs, memory_key="facts")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with_memory(_prompt() | model, namespace=ns + ":{user_id}", engine=hs)
+
+
+def test_an_input_under_another_key_names_input_key(hs: Hindsight, ns: str) -> None:
+    chain = with_memory(_prompt() | RecordingListModel(responses=["ok"]), namespace=ns + ":{user_id}", engine=hs)
+    with pytest.raises(InvalidInputError, match=r"input_key='question'"):
+        chain.invoke({"question": "What is my diet?"}, config=_cfg("ana", "s1"))
+    assert hs.find(f"{ns}:ana") == []
