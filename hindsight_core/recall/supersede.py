@@ -76,17 +76,21 @@ def about_the_present(query: str) -> bool:
     return not speaks_of_the_past(query)
 
 
-def is_update(
-    old: Memory, new: Memory, *, z: float, overlap: float, bar: float, repeat_overlap: float
-) -> bool:
-    """Whether ``new`` restates ``old``'s attribute with another value, later (see the module doc)."""
+def said_later_elsewhere(old: Memory, new: Memory) -> bool:
+    """Whether ``new`` could update ``old`` by who said it and when: the same speaker, later, in another
+    conversation (see the module doc)."""
     return (
         new.occurred_at > old.occurred_at
         and old.role == new.role
         and (old.session_id != new.session_id or old.session_id is None)
-        and z >= bar
-        and overlap < repeat_overlap
     )
+
+
+def is_update(
+    old: Memory, new: Memory, *, z: float, overlap: float, bar: float, repeat_overlap: float
+) -> bool:
+    """Whether ``new`` restates ``old``'s attribute with another value, later (see the module doc)."""
+    return said_later_elsewhere(old, new) and z >= bar and overlap < repeat_overlap
 
 
 def find_updates(
@@ -128,9 +132,7 @@ def find_updates(
         common, more than one clause): the namespace-wide look costs a pass over every vector."""
         old, to = memories[old_id], terms(old_id)
         if old_id not in kept or to is None or not any(
-                memories[n].role == old.role
-                and (memories[n].session_id != old.session_id or old.session_id is None)
-                and memories[n].occurred_at > old.occurred_at and to & (terms(n) or frozenset())
+                said_later_elsewhere(old, memories[n]) and to & (terms(n) or frozenset())
                 and len(clauses(memories[n].content)) > 1 for n in later):
             return None
         target = nearest(old_id, True)
