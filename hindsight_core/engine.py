@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 from hindsight_core import environment
 from hindsight_core.activation.base import ActivationIndex
 from hindsight_core.clock import Clock, system_clock, to_ts
-from hindsight_core.config import HindsightConfig
+from hindsight_core.config import HindsightConfig, RecallConfig
 from hindsight_core.context import EngineContext
 from hindsight_core.embeddings.base import Embedder
 from hindsight_core.embeddings.resolve import resolve_embedder
@@ -523,6 +523,7 @@ class Hindsight:
         track: bool = True,
         as_of: datetime | None = None,
         subtree: bool = False,
+        config: RecallConfig | None = None,
     ) -> RecallResult:
         """The memories worth injecting for ``query``, ranked and packed into ``budget_tokens``.
 
@@ -545,11 +546,14 @@ class Hindsight:
         cold is not recorded).
 
         A new user's first recall (``track=True``, no ``as_of``) writes the starting memories first
-        (``starting_memories``)."""
+        (``starting_memories``).
+
+        ``config`` replaces the engine's recall settings (``HindsightConfig.recall``) for this call alone:
+        settings ``hindsight tune`` fitted, or an experiment beside the engine's, without a second engine."""
         return self._recall.recall(
             query, namespace, session_id=session_id, k=k, budget_tokens=budget_tokens, layers=layers, now=now,
             include_cold=include_cold, explain=explain, track=track, as_of=as_of, subtree=subtree,
-            first_use=self._starting.first_use,
+            first_use=self._starting.first_use, config=config,
         )
 
     def warm_up(self) -> None:

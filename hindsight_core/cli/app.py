@@ -427,6 +427,67 @@ def recall(
         typer.echo(prompt or "(nothing relevant: no text would be injected)")
 
 
+# -- tune -----------------------------------------------------------------------------------------
+@app.command()
+@_handled
+def tune(
+    examples: Annotated[Path, typer.Argument(help="JSONL: one {question, answers, namespace?, session_id?} per line; "
+                                             "answers are memory ids or source_ids, [] when nothing should be "
+                                             "injected.")],
+    namespace: Annotated[
+        str | None, typer.Option("--namespace", "-n", help="The namespace of lines that name none.")
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Write the tuned configuration here (JSON, a HindsightConfig) "
+                                  "when it does better on held-out questions than today's.")
+    ] = None,
+    k: Annotated[
+        int | None, typer.Option(help="Judge what this many hits inject [default: config.recall.default_k].")
+    ] = None,
+    subtree: Annotated[bool, typer.Option(help="Recall the namespace's tree, as the adapters do.")] = True,
+    folds: Annotated[int, typer.Option(min=2, max=20, help="Cross-validation folds.")] = 5,
+    as_json: JsonOpt = False,
+) -> None:
+    """Fit the relevance floor to your own labelled questions: which memories answer each, or that
+    nothing should be injected. Each setting is chosen on all folds but one and measured on the held one,
+    so the table shows what the change does to questions it was not fitted on. Read-only: recalls are
+    neither logged nor reinforced. Refuses fewer than 20 answerable or 10 unanswerable questions."""
+    from hindsight_core.recall.tuning import as_dict, read_examples, report_rows
+    from hindsight_core.recall.tuning import tune as fit
+
+    try:
+        with examples.open(encoding="utf-8") as lines:
+            labelled = read_examples(lines, namespace=namespace, source=str(examples))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _Failure(BAD_INPUT, f"cannot read {str(examples)!r}: {exc}") from None
+    with _engine() as hs, _bar("tune", not as_json) as progress:
+        report = fit(hs, labelled, k=k, subtree=subtree, folds=folds,
+                     progress=progress if callable(progress) else None)
+        tuned = report.config(hs.config)
+    written = out is not None and report.improved
+    if written:
+        assert out is not None
+        out.write_text(tuned.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    if as_json:
+        _print_json({**as_dict(report), "written": str(out) if written else None})
+        return
+    console = _console()
+    table = Table("held-out questions", "today's settings", "tuned",
+                  title=f"tune on {report.examples} questions, {report.folds} folds")
+    for row in report_rows(report):
+        table.add_row(*row)
+    console.print(table)
+    for field, value in report.fitted.items():
+        console.print(f"recall.{field}: {report.current[field]:g} -> {value:g}", markup=False)
+    if not report.improved:
+        console.print("today's settings do as well on held-out questions: nothing to write", markup=False)
+    elif written:
+        console.print(f"wrote {out} (load it with HindsightConfig.model_validate_json, or "
+                      "hindsight worker --config)", markup=False)
+    else:
+        console.print("--out FILE writes the tuned configuration", markup=False)
+
+
 # -- stats ----------------------------------------------------------------------------------------
 @app.command()
 @_handled

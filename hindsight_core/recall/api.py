@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from hindsight_core.clock import aware
+from hindsight_core.config import RecallConfig
 from hindsight_core.errors import InvalidInputError
 from hindsight_core.types import PERSISTENT_LAYERS, Layer, NamespaceStats
 from hindsight_core.validation import MAX_QUERY_CHARS, check_layer, check_namespace, check_session_id, check_text
@@ -92,13 +93,16 @@ class RecallService:
         as_of: datetime | None = None,
         subtree: bool = False,
         first_use: Callable[[str], object] | None = None,
+        config: RecallConfig | None = None,
     ) -> RecallResult:
         """``first_use(namespace)`` runs once the arguments are checked, before anything is read: the
         engine's starting memories for a new user (not for a read-only recall, ``track=False`` or ``as_of``)."""
         text = check_text(query, what="query", max_chars=MAX_QUERY_CHARS)
         namespace = check_namespace(namespace)
         session = check_session_id(session_id)
-        cfg = self.ctx.config.recall
+        if config is not None and not isinstance(config, RecallConfig):
+            raise InvalidInputError(f"config must be a RecallConfig, not {type(config).__name__}")
+        cfg = config or self.ctx.config.recall
         k_ = _check_positive(cfg.default_k if k is None else k, "k", MAX_K)
         budget = _check_positive(
             cfg.default_budget_tokens if budget_tokens is None else budget_tokens, "budget_tokens", 1_000_000
@@ -125,7 +129,7 @@ class RecallService:
         try:
             return pipeline.run(
                 text, namespaces, session_id=session, k=k_, budget_tokens=budget, layers=searched, now=when,
-                include_cold=include_cold, explain=explain, track=track, root=namespace, as_of=at,
+                include_cold=include_cold, explain=explain, track=track, root=namespace, as_of=at, config=config,
             )
         finally:
             pipeline.load_indexes()

@@ -12,6 +12,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
@@ -19,7 +20,7 @@ import numpy as np
 
 from hindsight_core.activation.base import ActivationIndex
 from hindsight_core.clock import to_ts
-from hindsight_core.config import HindsightConfig
+from hindsight_core.config import HindsightConfig, RecallConfig
 from hindsight_core.context import Changes
 from hindsight_core.embeddings.base import Embedder
 from hindsight_core.recall import channels as ch
@@ -70,6 +71,9 @@ from hindsight_core.vectors.base import LoadsInBackground, VectorIndex
 from hindsight_core.write.outbox import ACTIVATION, VECTOR, OutboxApplier, unreachable
 
 log = logging.getLogger("hindsight.recall")
+
+#: The recall settings of the call in progress, when it was given its own (``run(config=...)``).
+_CALL_CONFIG: ContextVar[RecallConfig | None] = ContextVar("hindsight_recall_config", default=None)
 
 CHANNELS = ("vector", "keyword", "temporal", "entity", "profile", "activation")
 
@@ -206,7 +210,27 @@ class RecallPipeline:
         return RecallResult(query=query, namespace=namespace, analysis=analysis)
 
     # -- the pipeline ----------------------------------------------------------------------------
+    @property
+    def recall_config(self) -> RecallConfig:
+        """This call's recall settings: the ones ``run(config=...)`` was given, else the engine's."""
+        return _CALL_CONFIG.get() or self.config.recall
+
     def run(
+        self, query: str, namespaces: str | Sequence[str], *, session_id: str | None, k: int, budget_tokens: int,
+        layers: tuple[Layer, ...], now: datetime, include_cold: bool, explain: bool = False, track: bool = True,
+        root: str | None = None, as_of: datetime | None = None, config: RecallConfig | None = None,
+    ) -> RecallResult:
+        """One recall (:meth:`_run`); ``config`` replaces the engine's recall settings for this call only
+        (``hindsight tune`` compares settings on one engine, other calls in flight keep theirs)."""
+        token = _CALL_CONFIG.set(config)
+        try:
+            return self._run(query, namespaces, session_id=session_id, k=k, budget_tokens=budget_tokens,
+                             layers=layers, now=now, include_cold=include_cold, explain=explain, track=track,
+                             root=root, as_of=as_of)
+        finally:
+            _CALL_CONFIG.reset(token)
+
+    def _run(
         self, query: str, namespaces: str | Sequence[str], *, session_id: str | None, k: int, budget_tokens: int,
         layers: tuple[Layer, ...], now: datetime, include_cold: bool, explain: bool = False, track: bool = True,
         root: str | None = None, as_of: datetime | None = None,
@@ -314,7 +338,7 @@ class RecallPipeline:
         ``shared`` holds what is read from the query alone (its baselines, the standing-fact kinds it
         requests, whether it asks about the asker), once the first namespace computed it;
         ``past`` (an ``as_of`` recall) ranks the snapshot's own rows instead of today's indexes."""
-        cfg = self.config.recall
+        cfg = self.recall_config
         inp = ch.ChannelInput(
             corpus=corpus, analysis=analysis, namespace=namespace, session_id=session_id, layers=layers,
             n=cfg.per_channel, now=now,
@@ -449,7 +473,7 @@ class RecallPipeline:
         self, p: _Part, top_fused: float, max_access: int, now: datetime, relevances: dict[str, float] | None
     ) -> list[RecallHit]:
         """Stage 5 for one namespace's kept candidates, on the scale ``top_fused`` sets."""
-        cfg = self.config.recall
+        cfg = self.recall_config
         now_ts = to_ts(now)
         reranked = p.reranked
         # each candidate's rank and score in every channel, looked up instead of searched per candidate
@@ -514,7 +538,7 @@ class RecallPipeline:
         history: bool, updated: dict[str, str] | None = None,
     ) -> RecallTrace:
         """The stages' view of one recall, for ``explain=True`` (built from what ``run`` computed anyway)."""
-        cfg = self.config.recall
+        cfg = self.recall_config
         anchor, keep = floor_bars(cfg, history=history, size=size)
         w = cfg.floor_coverage_weight
 
@@ -560,11 +584,11 @@ class RecallPipeline:
         index"), and while the namespace's collections are not loaded in this process (the first query
         would wait seconds for the index to load; it loads in the background after this recall, see
         :meth:`load_indexes`). The one place that choice is made."""
-        limit = self.config.recall.exact_vector_max_memories
+        limit = self.recall_config.exact_vector_max_memories
         if past or 0 < inp.corpus.size <= limit:
             return True
         index = self.vectors
-        if not self.config.recall.scan_until_index_loaded or not isinstance(index, LoadsInBackground):
+        if not self.recall_config.scan_until_index_loaded or not isinstance(index, LoadsInBackground):
             return False
         unloaded = [layer.value for layer in inp.layers
                     if layer in inp.corpus.layers and not index.loaded(inp.namespace, layer.value)]
@@ -625,7 +649,7 @@ class RecallPipeline:
         chinese: np.ndarray,
     ) -> list[RecallHit]:
         """One hit per fact (collapse.py), measured on the snapshot's vectors and keyword terms."""
-        cfg = self.config.recall
+        cfg = self.recall_config
 
         vector, terms, spread = _snapshot_lookups(corpus, english, chinese, self._spreads)
 
@@ -645,7 +669,7 @@ class RecallPipeline:
         """Kept candidates (and the agent's echoes of them) that a newer candidate updates (supersede.py);
         only for a query about the present (a question about the past asks for the old value).
         ``role_of`` reads a snapshot position's speaker."""
-        cfg = self.config.recall
+        cfg = self.recall_config
         bar = cfg.supersede_z
         if bar is None or len(kept) == 0 or not about_the_present(query):
             return []
@@ -724,7 +748,7 @@ class RecallPipeline:
         agent's turn) speaks to: the same attribute, by the background z of the pair (mean of both
         directions, ``recall.supersede_z``), whatever its time, session or wording. A template's
         default never stands next to what the user said about the same thing, nor above it."""
-        bar = self.config.recall.supersede_z
+        bar = self.recall_config.supersede_z
         starting = [mid for mid, _ in ordered if mid in fresh and fresh[mid].starting]
         if bar is None or not any(mid in kept for mid in starting):
             return []
@@ -781,7 +805,7 @@ class RecallPipeline:
         """Each candidate's floor z: the mean of the query-side z (its cosine against the query's cosines
         to the background) and the memory-side z (against the memory's own cosines to it, floor.py); the
         query side alone for a memory in the other language, less ``floor_cross_lingual_offset``."""
-        cfg = self.config.recall
+        cfg = self.recall_config
         english, chinese = self.background()
         inside = [mid for mid in ids if mid in corpus.position]
         outside = [mid for mid in ids if mid not in corpus.position]  # successors of superseded candidates
@@ -808,12 +832,12 @@ class RecallPipeline:
     def _content_free(self, corpus: Corpus, i: int) -> bool:
         """Small talk: flagged by its kind (profile.CONTENT_FREE) and a few words long."""
         return (CONTENT_FREE in corpus.standing[i]
-                and len(corpus.keyword.terms[i]) <= self.config.recall.content_free_terms)
+                and len(corpus.keyword.terms[i]) <= self.recall_config.content_free_terms)
 
     def _requested(self, query_vector: np.ndarray) -> set[str]:
         """The standing-fact kinds a query asks to be offered: ``{STATE}`` for a request (profile.py)."""
         kinds = sentence_kinds.for_embedder(self.embedder)
-        return {STATE} if kinds.request(query_vector) > self.config.recall.request_bar else set()
+        return {STATE} if kinds.request(query_vector) > self.recall_config.request_bar else set()
 
     def _offers(self, inp: ch.ChannelInput, similarity: ch.Similarity, requested: set[str], about_asker: bool
                 ) -> ch.Ranked:
@@ -824,7 +848,7 @@ class RecallPipeline:
         在厦门当牙医。" (z 0.2), so no relevance bar tells it from an unanswerable question about the asker
         (docs/benchmark-log.md); a question asks for one thing about the person, so one standing fact of
         theirs is what it is offered."""
-        offers = self.config.recall.standing_offers
+        offers = self.recall_config.standing_offers
         if requested:
             return ch.profile_channel(inp, similarity, requested, offers)
         return ch.profile_channel(inp, similarity, {STATE}, min(offers, 1)) if about_asker else []
@@ -887,7 +911,7 @@ class RecallPipeline:
         return text
 
     def _render(self, hit: RecallHit) -> None:
-        cfg = self.config.recall
+        cfg = self.recall_config
         body = truncate_to_tokens(hit.memory.content, cfg.max_memory_tokens, self.counter)
         excerpts: list[str] = []
         if hit.memory.layer != Layer.EPISODIC and hit.memory.source_ids:
@@ -923,7 +947,7 @@ class RecallPipeline:
         rankings: dict[str, ch.Ranked], idle: Sequence[RecallHit], boosts: dict[str, float], top: float,
     ) -> None:
         """Log one namespace's share of a recall and reinforce its injected memories by ``score / top``."""
-        cfg = self.config.recall
+        cfg = self.recall_config
         entry = None
         if cfg.log:
             entry = LogEntry(

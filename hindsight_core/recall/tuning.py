@@ -1,0 +1,258 @@
+"""Fit the relevance floor's operating point to a user's own labelled questions (``hindsight tune``).
+
+The floor's bars (``floor_anchor_base``, ``floor_keep_margin``) were fitted on the development sets with
+the default embedder. Another embedder, or conversations unlike those sets, move the evidence a real
+match and an unrelated question reach, so bars that were right there refuse an answer or let an
+off-topic question through here. A user who can say, for some questions, which memories answer them —
+and, for others, that nothing should be injected — has what it takes to move the bars.
+
+Every setting is judged as the user meets it: by what ``recall`` injects at the adapters' ``k`` over the
+namespace's tree, read-only (``track=False``). An answerable question passes when an injected hit (or a
+fact it folded in) is one of its answers; an unanswerable one when nothing is injected. The score is the
+mean of the two pass rates, so a set with many more of one kind is not fitted to that kind alone, and a
+tie goes to the setting that answers more (then to the smaller change). Which setting wins is chosen on
+all folds but one and measured on the held one, fold by fold: the before/after table is what the change
+does to questions its fit did not see, and nothing is written unless that is better than today."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from hindsight_core.config import HindsightConfig, RecallConfig
+from hindsight_core.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from hindsight_core.engine import Hindsight
+    from hindsight_core.recall.types import RecallHit, RecallResult
+
+#: The fields a tune moves: where the bar for "something here answers this" sits, and how far below it
+#: the other hits of an answered question may stay.
+TUNED_FIELDS = ("floor_anchor_base", "floor_keep_margin")
+#: Offsets tried around today's ``floor_anchor_base`` (evidence is in standard deviations, so ±1.5
+#: spans a well-fitted bar and one fitted to another embedder), and the keep margins tried.
+ANCHOR_OFFSETS = tuple(x / 4 for x in range(-6, 7))
+KEEP_MARGINS = (0.5, 1.0, 1.5, 2.0, 2.5)
+FOLDS = 5
+#: Fewer labelled questions than this of either kind and a fold holds too few to measure the change
+#: on (with 5 folds, 4 answerable and 2 unanswerable ones): ``tune`` refuses rather than overfit.
+MIN_ANSWERABLE = 20
+MIN_UNANSWERABLE = 10
+
+
+@dataclass(frozen=True)
+class Example:
+    """One labelled question: the memories that answer it (ids or the ``source_id`` given to ``record``),
+    none for a question nothing in the memory should be injected for."""
+
+    question: str
+    namespace: str
+    answers: frozenset[str]
+    session_id: str | None = None
+
+    @property
+    def answerable(self) -> bool:
+        return bool(self.answers)
+
+
+def read_examples(lines: Iterable[str], *, namespace: str | None = None, source: str = "examples") -> list[Example]:
+    """Examples from JSON lines: ``{"question": ..., "answers": [memory id or source_id, ...],
+    "namespace": ..., "session_id": ...}``; ``answers`` ``[]`` means nothing should be injected and
+    ``namespace`` may come from the caller instead. Blank lines are skipped; a bad line raises
+    :class:`InvalidInputError` naming it."""
+    out: list[Example] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        where = f"{source}, line {number}"
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InvalidInputError(f"{where}: not JSON ({exc.msg})") from None
+        if not isinstance(row, dict):
+            raise InvalidInputError(f"{where}: expected an object with question and answers")
+        question, answers = row.get("question"), row.get("answers")
+        ns = row.get("namespace", namespace)
+        session = row.get("session_id")
+        if not isinstance(question, str) or not question.strip():
+            raise InvalidInputError(f"{where}: question must be a non-empty string")
+        if not isinstance(answers, list) or not all(isinstance(a, str) and a for a in answers):
+            raise InvalidInputError(f"{where}: answers must be a list of memory ids or source_ids ([] for none)")
+        if not isinstance(ns, str) or not ns:
+            raise InvalidInputError(f"{where}: no namespace (give one on the line or --namespace)")
+        if session is not None and not isinstance(session, str):
+            raise InvalidInputError(f"{where}: session_id must be a string")
+        out.append(Example(question, ns, frozenset(answers), session))
+    return out
+
+
+@dataclass(frozen=True)
+class Measure:
+    """Passes of one setting over some examples."""
+
+    answered: int
+    answerable: int
+    quiet: int
+    unanswerable: int
+
+    @property
+    def score(self) -> float:
+        """Mean of the two pass rates (a kind with no examples counts as passed)."""
+        a = self.answered / self.answerable if self.answerable else 1.0
+        q = self.quiet / self.unanswerable if self.unanswerable else 1.0
+        return (a + q) / 2
+
+    def __add__(self, other: Measure) -> Measure:
+        return Measure(self.answered + other.answered, self.answerable + other.answerable,
+                       self.quiet + other.quiet, self.unanswerable + other.unanswerable)
+
+
+@dataclass(frozen=True)
+class TuneReport:
+    """What a tune measured: today's settings and the fitted ones on held-out folds, and the fit on
+    every example (what :meth:`config` writes)."""
+
+    before: Measure
+    after: Measure
+    current: dict[str, float]
+    fitted: dict[str, float]
+    folds: int
+    examples: int
+
+    @property
+    def improved(self) -> bool:
+        return self.after.score > self.before.score
+
+    def config(self, base: HindsightConfig) -> HindsightConfig:
+        """``base`` with the fitted recall settings."""
+        return base.model_copy(update={"recall": base.recall.model_copy(update=self.fitted)})
+
+
+def passed(result: RecallResult, example: Example) -> bool:
+    """An answerable question passes when an injected hit, or a memory folded into one, is an answer;
+    an unanswerable one when nothing is injected."""
+    if not example.answerable:
+        return not result.hits
+    return any(_names(hit) & example.answers for hit in result.hits)
+
+
+def _names(hit: RecallHit) -> set[str]:
+    names = {hit.memory.id, hit.memory.source_id}
+    for source in hit.sources:
+        names |= {source.id, source.source_id}
+    names.discard(None)
+    return names  # type: ignore[return-value]
+
+
+def settings_around(current: RecallConfig) -> list[dict[str, float]]:
+    """The grid: today's setting first, then every anchor offset with every keep margin."""
+    now = {f: float(getattr(current, f)) for f in TUNED_FIELDS}
+    grid = [now]
+    for offset in ANCHOR_OFFSETS:
+        for margin in sorted({*KEEP_MARGINS, now["floor_keep_margin"]}):
+            s = {"floor_anchor_base": round(now["floor_anchor_base"] + offset, 4), "floor_keep_margin": margin}
+            if s != now:
+                grid.append(s)
+    return grid
+
+
+def fold_of(examples: Sequence[Example], folds: int) -> list[int]:
+    """Stratified, deterministic folds: each kind dealt round the folds in file order."""
+    out = [0] * len(examples)
+    dealt = {True: 0, False: 0}
+    for i, ex in enumerate(examples):
+        out[i] = dealt[ex.answerable] % folds
+        dealt[ex.answerable] += 1
+    return out
+
+
+def check_size(examples: Sequence[Example]) -> None:
+    answerable = sum(ex.answerable for ex in examples)
+    unanswerable = len(examples) - answerable
+    if answerable < MIN_ANSWERABLE or unanswerable < MIN_UNANSWERABLE:
+        raise InvalidInputError(
+            f"too few examples to tune on: {answerable} answerable and {unanswerable} unanswerable, need at "
+            f"least {MIN_ANSWERABLE} and {MIN_UNANSWERABLE} (questions with answers [] are the unanswerable "
+            "ones: without them a fit would lower the bar until every question is given memories)"
+        )
+
+
+def tune(
+    hs: Hindsight,
+    examples: Sequence[Example],
+    *,
+    k: int | None = None,
+    subtree: bool = True,
+    folds: int = FOLDS,
+    progress: Callable[[int, int], None] | None = None,
+) -> TuneReport:
+    """Fit :data:`TUNED_FIELDS` to ``examples`` on ``hs``'s memories (read-only: nothing is logged or
+    reinforced) and measure the fit on held-out folds. Raises :class:`InvalidInputError` when there are
+    too few examples (:func:`check_size`)."""
+    if not 2 <= folds <= 20:
+        raise InvalidInputError(f"folds must be between 2 and 20, not {folds}")
+    check_size(examples)
+    current = hs.config.recall
+    grid = settings_around(current)
+    outcome: list[list[bool]] = []
+    total, done = len(grid) * len(examples), 0
+    for setting in grid:
+        cfg = current.model_copy(update=setting)
+        row = []
+        for ex in examples:
+            result = hs.recall(ex.question, ex.namespace, session_id=ex.session_id, k=k, subtree=subtree,
+                               track=False, config=cfg)
+            row.append(passed(result, ex))
+            done += 1
+            if progress is not None:
+                progress(done, total)
+        outcome.append(row)
+    fold = fold_of(examples, folds)
+
+    def measure(s: int, members: Iterable[int]) -> Measure:
+        m = Measure(0, 0, 0, 0)
+        for i in members:
+            ok = int(outcome[s][i])
+            m += Measure(ok, 1, 0, 0) if examples[i].answerable else Measure(0, 0, ok, 1)
+        return m
+
+    def change(s: int) -> float:
+        return sum(abs(grid[s][f] - grid[0][f]) for f in TUNED_FIELDS)
+
+    def best(members: list[int]) -> int:
+        # the best mean pass rate; a tie to more answered, then to the smallest change from today's
+        measured = [measure(s, members) for s in range(len(grid))]
+        return max(range(len(grid)), key=lambda s: (measured[s].score, measured[s].answered, -change(s)))
+
+    everyone = list(range(len(examples)))
+    before, after = Measure(0, 0, 0, 0), Measure(0, 0, 0, 0)
+    for f in range(folds):
+        held = [i for i in everyone if fold[i] == f]
+        rest = [i for i in everyone if fold[i] != f]
+        before += measure(0, held)
+        after += measure(best(rest), held)
+    return TuneReport(before=before, after=after, current=grid[0], fitted=grid[best(everyone)], folds=folds,
+                      examples=len(examples))
+
+
+def report_rows(report: TuneReport) -> list[tuple[str, str, str]]:
+    """``(what, today, tuned)`` rows of the held-out comparison, for the CLI's table and its JSON."""
+    b, a = report.before, report.after
+    return [
+        ("answerable questions answered", f"{b.answered}/{b.answerable}", f"{a.answered}/{a.answerable}"),
+        ("unanswerable questions given nothing", f"{b.quiet}/{b.unanswerable}", f"{a.quiet}/{a.unanswerable}"),
+        ("mean of the two", f"{b.score:.3f}", f"{a.score:.3f}"),
+    ]
+
+
+def as_dict(report: TuneReport) -> dict[str, Any]:
+    return {
+        "examples": report.examples, "folds": report.folds, "improved": report.improved,
+        "current": report.current, "fitted": report.fitted,
+        "held_out": {name: {"today": today, "tuned": tuned} for name, today, tuned in report_rows(report)},
+    }
+
+
+__all__ = ["Example", "Measure", "TuneReport", "passed", "read_examples", "tune"]
