@@ -1,0 +1,140 @@
+"""``hindsight tune`` (tuning.py): the floor's bars fitted to a user's labelled questions, measured on
+held-out folds, and ``recall(config=...)``, the per-call settings it compares on one engine."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from hindsight_core import Hindsight, HindsightConfig, InvalidInputError
+from hindsight_core.config import RecallConfig
+from hindsight_core.embeddings.e5 import E5Embedder
+from hindsight_core.recall.tuning import Example, read_examples, tune
+
+NS = "user:mara"
+FACTS = [
+    ("job", "I work as a nurse at the children's hospital."),
+    ("allergy", "I'm allergic to peanuts."),
+    ("violin", "My daughter Lily plays the violin."),
+    ("flat", "We live in a flat on the fourth floor in Porto."),
+    ("car", "My car is a blue Honda Civic."),
+    ("run", "I run five kilometres every Sunday morning."),
+    ("brother", "My brother Tom lives in Melbourne."),
+    ("japanese", "I'm learning Japanese for a trip next spring."),
+    ("cat", "Our cat is called Miso."),
+    ("tea", "I don't drink coffee, only green tea."),
+    ("birthday", "My birthday is on the ninth of March."),
+    ("deposit", "I'm saving for a house deposit of 40,000 euros."),
+    ("penicillin", "我对青霉素过敏。"),
+    ("bank", "我在一家银行做会计。"),
+    ("son", "我儿子今年上小学三年级。"),
+    ("metro", "我每天坐地铁二号线上班。"),
+    ("hometown", "我老家在四川绵阳。"),
+    ("hiking", "我周末喜欢去爬山。"),
+    ("band", "I play bass in a jazz band on Fridays."),
+    ("salt", "My doctor told me to cut down on salt."),
+    ("wife", "My wife Ana is a software engineer."),
+    ("balcony", "I grow tomatoes and basil on the balcony."),
+]
+ANSWERABLE = [
+    ("What's my profession?", "job"), ("Do I have any food allergies?", "allergy"),
+    ("Which instrument does my daughter play?", "violin"), ("Which floor is our flat on?", "flat"),
+    ("What car do I drive?", "car"), ("How often do I go running?", "run"),
+    ("Where does my brother live?", "brother"), ("Which language am I studying?", "japanese"),
+    ("What's the name of our cat?", "cat"), ("Do I drink coffee?", "tea"),
+    ("When is my birthday?", "birthday"), ("How much am I saving for the house?", "deposit"),
+    ("我对什么药过敏？", "penicillin"), ("我是做什么工作的？", "bank"), ("我儿子几年级了？", "son"),
+    ("我怎么去上班？", "metro"), ("我老家是哪里的？", "hometown"), ("我周末一般干什么？", "hiking"),
+    ("What band do I play in?", "band"), ("What did my doctor say about my diet?", "salt"),
+    ("What does my wife do?", "wife"), ("What am I growing at home?", "balcony"),
+]
+OFF_TOPIC = [
+    "What is the capital of Peru?", "How many legs does a spider have?", "Who wrote Pride and Prejudice?",
+    "What is 17 times 23?", "How do I reverse a list in Python?", "法国的首都是哪里？",
+    "水的沸点是多少度？", "What year did the Berlin Wall fall?", "Explain how photosynthesis works.",
+    "珠穆朗玛峰有多高？", "What's the speed of light?", "Translate 'good morning' into Spanish.",
+]
+#: A bar this far below the fitted one stands in for an embedder whose evidence runs high: off-topic
+#: questions get memories.
+PERMISSIVE = -3.0
+
+
+def examples() -> list[Example]:
+    return ([Example(q, NS, frozenset([a])) for q, a in ANSWERABLE]
+            + [Example(q, NS, frozenset()) for q in OFF_TOPIC])
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory: pytest.TempPathFactory, embedder: E5Embedder) -> Iterator[Hindsight]:
+    config = HindsightConfig()
+    config.recall.floor_anchor_base = PERMISSIVE
+    hs = Hindsight(tmp_path_factory.mktemp("tune"), config=config, embedder=embedder, background_consolidation=False)
+    hs.record_many([{"content": text, "role": "user", "session_id": "s1", "source_id": sid} for sid, text in FACTS],
+                   NS)
+    yield hs
+    hs.close()
+
+
+def test_a_permissive_floor_is_tuned_until_off_topic_questions_get_nothing(engine: Hindsight) -> None:
+    given_before = [q for q in OFF_TOPIC if engine.recall(q, NS, subtree=True, track=False).hits]
+    assert len(given_before) >= 6  # the mis-set bar lets off-topic questions through
+
+    report = tune(engine, examples())
+
+    # measured on the held-out folds: far fewer off-topic questions given memories, answers kept
+    assert report.after.quiet >= report.before.quiet + 6
+    assert report.after.answered >= report.before.answered - 1
+    assert report.improved and report.fitted["floor_anchor_base"] > PERMISSIVE
+    # what the written configuration does, recalled on the same engine with the fitted settings
+    fitted = report.config(engine.config).recall
+    given_after = [q for q in OFF_TOPIC if engine.recall(q, NS, subtree=True, track=False, config=fitted).hits]
+    assert len(given_after) <= 2
+    answered = [q for q, sid in ANSWERABLE
+                if sid in {h.memory.source_id for h in engine.recall(q, NS, subtree=True, track=False,
+                                                                       config=fitted).hits}]
+    assert len(answered) >= len(ANSWERABLE) - 3
+    # read-only: no recall logged, nothing reinforced, the engine's own settings untouched
+    assert engine.config.recall.floor_anchor_base == PERMISSIVE
+    engine.flush_recall_log()
+    assert engine.stats(NS).namespaces[NS].recall_hit_rate is None
+    assert all(m.access_count == 0 for m in engine.find(NS))
+
+
+def test_a_call_with_its_own_settings_leaves_the_engine_and_other_calls_alone(engine: Hindsight) -> None:
+    off_topic = "What is the capital of Peru?"
+    assert engine.recall(off_topic, NS, track=False).hits  # the engine's permissive bar lets it through
+    assert engine.recall(off_topic, NS, track=False, config=RecallConfig()).hits == []  # the shipped bar
+    assert engine.recall(off_topic, NS, track=False).hits  # the next call has the engine's settings again
+    query = "What's the name of our cat?"
+    assert len(engine.recall(query, NS, track=False).hits) > 1
+    assert len(engine.recall(query, NS, track=False, config=RecallConfig(default_k=1)).hits) == 1
+    assert engine.config.recall.floor_anchor_base == PERMISSIVE
+    with pytest.raises(InvalidInputError):
+        engine.recall(query, NS, config={"floor_anchor_base": 1.0})  # type: ignore[arg-type]
+
+
+def test_too_few_examples_are_refused_before_anything_is_recalled(engine: Hindsight) -> None:
+    few = examples()[:19] + examples()[-10:]  # 19 answerable
+    with pytest.raises(InvalidInputError, match="19 answerable and 10 unanswerable"):
+        tune(engine, few)
+    with pytest.raises(InvalidInputError, match="9 unanswerable"):
+        tune(engine, examples()[:-3])
+
+
+def test_examples_are_read_line_by_line_and_a_bad_line_is_named(tmp_path: Path) -> None:
+    lines = ['{"question": "What car do I drive?", "answers": ["car"]}', "",
+             '{"question": "Capital of Peru?", "answers": [], "namespace": "user:b", "session_id": "s9"}']
+    read = read_examples(lines, namespace="user:a")
+    assert read == [Example("What car do I drive?", "user:a", frozenset({"car"})),
+                    Example("Capital of Peru?", "user:b", frozenset(), "s9")]
+    for bad, says in [("not json", "line 1: not JSON"), ("[1]", "expected an object"),
+                      ('{"question": "", "answers": []}', "question must be"),
+                      ('{"question": "q", "answers": "car"}', "answers must be"),
+                      ('{"question": "q", "answers": [""]}', "answers must be"),
+                      ('{"question": "q", "answers": [], "session_id": 3}', "session_id must be")]:
+        with pytest.raises(InvalidInputError, match=says):
+            read_examples([bad], namespace="user:a")
+    with pytest.raises(InvalidInputError, match="line 2: no namespace"):
+        read_examples(["", '{"question": "q", "answers": []}'])
