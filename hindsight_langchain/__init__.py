@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from hindsight_langchain.chat_history import HindsightChatMessageHistory
     from hindsight_langchain.llm import ChatModelLLM, llm_extractor
     from hindsight_langchain.memory import HindsightMemory
-    from hindsight_langchain.middleware import HindsightMemoryMiddleware
+    from hindsight_langchain.middleware import HindsightMemoryMiddleware, HindsightRecall
     from hindsight_langchain.retriever import HindsightRetriever
     from hindsight_langchain.runnable import HindsightRunnable, with_memory
     from hindsight_langchain.store import HindsightStore
@@ -25,6 +25,7 @@ _EXPORTS = {
     "HindsightRetriever": "hindsight_langchain.retriever",
     "HindsightStore": "hindsight_langchain.store",
     "HindsightMemoryMiddleware": "hindsight_langchain.middleware",
+    "HindsightRecall": "hindsight_langchain.middleware",
     "HindsightRunnable": "hindsight_langchain.runnable",
     "with_memory": "hindsight_langchain.runnable",
     "recall_tool": "hindsight_langchain.tools",
@@ -40,6 +41,7 @@ __all__ = [
     "HindsightChatMessageHistory",
     "HindsightMemory",
     "HindsightMemoryMiddleware",
+    "HindsightRecall",
     "HindsightRetriever",
     "HindsightRunnable",
     "HindsightStore",

@@ -108,15 +108,16 @@ def hit_document(hit: RecallHit) -> Document:
     return Document(id=hit.memory.id, page_content=hit.memory.content, metadata=hit_metadata(hit))
 
 
-def _manager(config: RunnableConfig | None, metadata: dict[str, Any]) -> CallbackManager:
-    config = ensure_config(config)  # inside a run this is the run's config (callbacks, tags)
-    return CallbackManager.configure(
-        config.get("callbacks"),
-        None,
-        inheritable_tags=config.get("tags"),
-        inheritable_metadata={**(config.get("metadata") or {})},
-        local_metadata=metadata,
-    )
+def _managed(config: RunnableConfig | None, namespace: str) -> dict[str, Any]:
+    """The arguments of ``CallbackManager.configure`` (or the async one's) for a recall in this run:
+    inside a run, ``ensure_config`` is the run's config (its callbacks, tags and metadata)."""
+    config = ensure_config(config)
+    return {
+        "inheritable_callbacks": config.get("callbacks"),
+        "inheritable_tags": config.get("tags"),
+        "inheritable_metadata": {**(config.get("metadata") or {})},
+        "local_metadata": {"namespace": namespace},
+    }
 
 
 def traced_recall(
@@ -125,7 +126,7 @@ def traced_recall(
     """``engine.recall`` as a retriever run (``on_retriever_start`` with the query,
     ``on_retriever_end`` with the hits as documents carrying their scores), a child of the current run."""
     query = query_text(query)
-    manager = _manager(config, {"namespace": namespace})
+    manager = CallbackManager.configure(**_managed(config, namespace))
     run = manager.on_retriever_start(None, query, name=RECALL_RUN_NAME)
     try:
         result = engine.recall(query, namespace, **options)
@@ -140,14 +141,7 @@ async def atraced_recall(
     engine: Hindsight, query: str, namespace: str, config: RunnableConfig | None = None, **options: Any
 ) -> RecallResult:
     query = query_text(query)
-    config = ensure_config(config)
-    manager = AsyncCallbackManager.configure(
-        config.get("callbacks"),
-        None,
-        inheritable_tags=config.get("tags"),
-        inheritable_metadata={**(config.get("metadata") or {})},
-        local_metadata={"namespace": namespace},
-    )
+    manager = AsyncCallbackManager.configure(**_managed(config, namespace))
     run = await manager.on_retriever_start(None, query, name=RECALL_RUN_NAME)
     try:
         result = await engine.arecall(query, namespace, **options)

@@ -3,20 +3,30 @@ system message for the same user, and never another user's."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from langchain.agents import create_agent
+from langchain.agents.middleware import AgentMiddleware
 from langchain.tools import tool
-from langchain_core.messages import AIMessage, SystemMessage
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.documents import Document
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
 from langgraph.checkpoint.memory import InMemorySaver
+from pydantic import Field
 
 from hindsight_core import Hindsight, HindsightConfig, InvalidInputError, Layer
 from hindsight_core.lifecycle.config import LifecycleConfig
 from hindsight_langchain import HindsightMemoryMiddleware
+from hindsight_langchain.middleware import RECALL_KEY
 
 from .conftest import RecordingToolModel
 
@@ -202,3 +212,147 @@ def test_last_recall_for_each_user_of_a_shared_middleware(hs: Hindsight, ns: str
     ana = middleware.last_recall_for(f"{prefix}ana")
     assert ana is not None and ana.query == "What am I allergic to?" and "peanuts" in ana.to_prompt()
     assert middleware.last_recall is not None and middleware.last_recall.namespace == f"{prefix}bob"
+
+
+# -- each call's own recall: in its result and in its callbacks, with other calls in flight ------------
+
+
+class RetrieverRuns(BaseCallbackHandler):
+    """One call's handler: the retriever runs it was told about."""
+
+    def __init__(self) -> None:
+        self.queries: list[str] = []
+        self.documents: list[list[Document]] = []
+
+    def on_retriever_start(self, serialized: Any, query: str, **kw: Any) -> None:
+        self.queries.append(query)
+
+    def on_retriever_end(self, documents: Any, **kw: Any) -> None:
+        self.documents.append(list(documents))
+
+
+class Gate(AgentMiddleware):
+    """Holds each call before its model call until ``parties`` calls are there: the calls are in flight
+    together, and every call's recall (the memory middleware's ``before_model``, which runs before this
+    one's) is done before any call's model sees its prompt."""
+
+    def __init__(self, parties: int) -> None:
+        super().__init__()
+        self.threads = threading.Barrier(parties, timeout=30)
+        self.tasks = asyncio.Barrier(parties)
+
+    def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        self.threads.wait()
+        return None
+
+    async def abefore_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        await asyncio.wait_for(self.tasks.wait(), 30)
+        return None
+
+
+class OkModel(BaseChatModel):
+    """Says "ok" to anything (a fresh message per call, as calls run at once) and keeps each prompt."""
+
+    prompts: list[list[BaseMessage]] = Field(default_factory=list)
+
+    @property
+    def _llm_type(self) -> str:
+        return "ok"
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> OkModel:  # type: ignore[override]
+        return self
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
+        self.prompts.append(list(messages))
+        return ChatResult(generations=[ChatGeneration(message=AIMessage("ok"))])
+
+
+_FACTS = {"ana": "I am allergic to peanuts.", "bob": "I live in Oslo and ski every winter."}
+
+
+def _together_agent(hs: Hindsight, prefix: str, parties: int) -> tuple[Any, OkModel]:
+    for user, fact in _FACTS.items():
+        hs.record(fact, f"{prefix}{user}", session_id="old")
+    model = OkModel()
+    middleware = HindsightMemoryMiddleware(hs, namespace_prefix=prefix, record=False)
+    agent = create_agent(model, tools=[get_weather], system_prompt="Be brief.", middleware=[middleware, Gate(parties)],
+                         context_schema=Ctx, checkpointer=InMemorySaver())
+    return agent, model
+
+
+def _assert_own_recall(result: dict[str, Any], runs: RetrieverRuns, user: str, question: str, prefix: str) -> None:
+    """The call's returned recall and its handler's retriever run are this call's: its question, its
+    user's memories, and nothing of the other user's."""
+    recall = result[RECALL_KEY]
+    other = next(u for u in _FACTS if u != user)
+    assert (recall["query"], recall["namespace"]) == (question, f"{prefix}{user}")
+    assert _FACTS[user] in recall["prompt"] and _FACTS[other] not in recall["prompt"]
+    assert [m["content"] for m in recall["memories"]] == [_FACTS[user]]
+    assert runs.queries == [question]  # one recall, this call's, in this call's callbacks
+    [documents] = runs.documents
+    assert [d.id for d in documents] == [m["memory_id"] for m in recall["memories"]]
+    assert {d.metadata["namespace"] for d in documents} == {f"{prefix}{user}"}
+
+
+def _assert_prompts_own(model: OkModel, calls: list[tuple[str, str]]) -> None:
+    for user, question in calls:
+        [prompt] = [p for p in model.prompts if p[-1].text == question]
+        other = next(u for u in _FACTS if u != user)
+        system = _system(prompt)
+        assert _FACTS[user] in system and _FACTS[other] not in system
+
+
+def test_concurrent_calls_each_return_and_trace_their_own_recall(hs: Hindsight, ns: str) -> None:
+    """Two users, and two calls of one user, in flight at once on one agent: each call's result and each
+    call's callback handler hold that call's recall, never another's (the middleware's ``last_recall``
+    is only whoever ran last)."""
+    prefix = ns + ":"
+    calls = [("ana", "What am I allergic to?"), ("ana", "Which nuts must I avoid?"), ("bob", "Where do I live?")]
+    agent, model = _together_agent(hs, prefix, parties=len(calls))
+    runs = [RetrieverRuns() for _ in calls]
+
+    def call(i: int) -> dict[str, Any]:
+        user, question = calls[i]
+        config: Any = {"configurable": {"thread_id": f"c{i}"}, "callbacks": [runs[i]]}
+        result: dict[str, Any] = agent.invoke({"messages": [{"role": "user", "content": question}]},
+                                              config=config, context=Ctx(user))
+        return result
+
+    with ThreadPoolExecutor(len(calls)) as pool:
+        results = list(pool.map(call, range(len(calls))))
+    for i, (user, question) in enumerate(calls):
+        _assert_own_recall(results[i], runs[i], user, question, prefix)
+        # the thread's checkpoint keeps it as it was returned (plain JSON through the checkpointer)
+        saved = agent.get_state({"configurable": {"thread_id": f"c{i}"}}).values[RECALL_KEY]
+        assert saved == results[i][RECALL_KEY]
+    _assert_prompts_own(model, calls)
+
+
+async def test_concurrent_async_calls_each_return_and_trace_their_own_recall(hs: Hindsight, ns: str) -> None:
+    prefix = ns + ":"
+    calls = [("ana", "What am I allergic to?"), ("bob", "Where do I live?")]
+    agent, model = _together_agent(hs, prefix, parties=len(calls))
+    runs = [RetrieverRuns() for _ in calls]
+    results = await asyncio.gather(*(
+        agent.ainvoke({"messages": [{"role": "user", "content": question}]},
+                      config={"configurable": {"thread_id": f"a{i}"}, "callbacks": [runs[i]]}, context=Ctx(user))
+        for i, (user, question) in enumerate(calls)
+    ))
+    for i, (user, question) in enumerate(calls):
+        _assert_own_recall(results[i], runs[i], user, question, prefix)
+    _assert_prompts_own(model, calls)
+
+
+def test_each_call_of_a_thread_returns_its_own_recall_even_when_empty(hs: Hindsight, ns: str) -> None:
+    """The state's recall is the latest model call's, replaced on every call of a thread: a question
+    nothing answers returns an empty recall (nothing injected), not the previous call's."""
+    prefix = ns + ":"
+    hs.record("My sister is called Lena.", f"{prefix}ivy", session_id="old")
+    agent, model = _agent(hs, [AIMessage("Lena."), AIMessage("Hello!")], prefix)
+    config: Any = {"configurable": {"thread_id": "e1"}}
+    first = agent.invoke({"messages": [{"role": "user", "content": "What is my sister called?"}]},
+                         config=config, context=Ctx("ivy"))
+    assert "My sister is called Lena." in first[RECALL_KEY]["prompt"]
+    second = agent.invoke({"messages": [{"role": "user", "content": "thanks!"}]}, config=config, context=Ctx("ivy"))
+    assert second[RECALL_KEY] == {"query": "thanks!", "namespace": f"{prefix}ivy", "prompt": "", "memories": []}
+    assert _system(model.prompts[-1]) == "You are a concise assistant."
