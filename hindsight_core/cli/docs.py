@@ -62,7 +62,7 @@ def render() -> str:
 
     commands = [
         "namespaces", "ls", "show", "recall", "stats", "import", "export", "consolidate", "sweep", "reconcile",
-        "reembed", "forget", "ui",
+        "reembed", "forget", "ui", "worker",
     ]
     parts = [INTRO]
     for args in [[], *([c] for c in commands)]:
