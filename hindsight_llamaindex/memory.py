@@ -8,7 +8,8 @@ It composes two things an agent needs at every step:
 * **recalled memory** — what the engine remembers about the user from any earlier session, for the
   latest user message, injected as a system message (or into the user message).
 
-Every message put into it is also recorded as an episode, so the next session can recall it."""
+Every message put into it that a person said (not system prompts, tool results or messages without
+text) is also recorded as an episode, so the next session can recall it."""
 
 from __future__ import annotations
 

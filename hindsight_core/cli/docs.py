@@ -16,8 +16,9 @@ An embedded directory is owned by one engine at a time: while your application h
 command exits with code 3 and says so (close the application, or run Chroma as a server so that several
 processes can share the data).
 
-Every command prints tables for people and JSON with `--json`; long operations (import, consolidate,
-sweep, reconcile, reembed) draw a progress bar on stderr (`--no-progress` turns them off). The same
+Every command that reports prints tables for people and JSON with `--json` (`export` writes JSONL;
+`ui` and `worker` run until stopped); long operations (import, consolidate, sweep, reconcile, reembed)
+draw a progress bar on stderr, except with `--json` (`--no-progress` turns them off). The same
 operations take `progress=` in the API: `True` for a tqdm bar, or a `(done, total)` callback.
 
 | exit code | meaning |
@@ -62,7 +63,7 @@ def render() -> str:
 
     commands = [
         "namespaces", "ls", "show", "recall", "stats", "import", "export", "consolidate", "sweep", "reconcile",
-        "reembed", "forget", "ui",
+        "reembed", "forget", "ui", "worker",
     ]
     parts = [INTRO]
     for args in [[], *([c] for c in commands)]:
