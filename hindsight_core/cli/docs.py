@@ -37,6 +37,7 @@ hindsight import events.jsonl -n user:ana              # one Event per line, as 
 hindsight ls user:ana --layer semantic --status active
 hindsight show 01J...                                   # sources, supersedes chain, forecast
 hindsight recall user:ana "what should I cook tonight?" # the tree, as agents recall it; why each candidate
+hindsight tune questions.jsonl -n user:ana -o tuned.json # fit the relevance floor to labelled questions
 hindsight sweep --dry-run                               # what would go cold or be archived, and when
 hindsight export user:ana -o ana.jsonl && hindsight --path /elsewhere import ana.jsonl
 hindsight --database-url postgresql://db/hs --chroma-url http://chroma:8000 worker  # until SIGTERM
@@ -53,6 +54,16 @@ until it commits. `export` writes everything needed to rebuild the
 namespace elsewhere (memories of every layer and status with their ids and activation, edges,
 transcripts, procedures, which episodes were consolidated); importing it reproduces the namespace
 exactly. Vectors are not exported: the importing engine embeds with its own embedder.
+
+`tune` fits the relevance floor (the bar a memory's evidence must reach before recall injects it) to
+questions you labelled: one JSON object per line, `{"question": ..., "answers": [...]}`, where `answers`
+holds the ids or `source_id`s of the memories that answer it, or is `[]` for a question nothing should be
+injected for (general knowledge, another topic). It needs at least 20 of the first kind and 10 of the
+second. Each candidate setting is chosen on all folds but one and measured on the held one, so the
+table shows what the change does to questions it was not fitted on; `--out` writes the tuned
+`HindsightConfig` as JSON only when that is better than today's settings. Load it with
+`Hindsight(config=HindsightConfig.model_validate_json(path.read_text()))` or `hindsight worker --config`.
+The recalls are read-only (nothing logged or reinforced). Tune again after changing the embedder.
 """
 
 
@@ -62,7 +73,7 @@ def render() -> str:
     from hindsight_core.cli.app import app
 
     commands = [
-        "namespaces", "ls", "show", "recall", "stats", "import", "export", "consolidate", "sweep", "reconcile",
+        "namespaces", "ls", "show", "recall", "tune", "stats", "import", "export", "consolidate", "sweep", "reconcile",
         "reembed", "forget", "ui", "worker",
     ]
     parts = [INTRO]
