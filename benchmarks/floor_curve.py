@@ -166,9 +166,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     kinds = [k for ks, _ in sets.values() for k in ks]
     rows = [[ok for _, rs in sets.values() for ok in rs[s]] for s in range(len(grid))]
     report: TuneReport = fit(kinds, grid, rows, folds=5)
-    margin = report.fitted["floor_keep_margin"]
-    curves = {name: curve_of(ks, rs, grid, margin) for name, (ks, rs) in sets.items()}
-    curves["together"] = curve_of(kinds, rows, grid, margin)
+    # the curves at today's keep margin and, when the fit moved it, at the fitted one
+    margins = dict.fromkeys([report.current["floor_keep_margin"], report.fitted["floor_keep_margin"]])
+    curves = {f"{name} (keep margin {margin:g})": curve_of(ks, rs, grid, margin)
+              for margin in margins for name, (ks, rs) in [*sets.items(), ("together", (kinds, rows))]}
     result = {
         "embedder": args.embedder, "settings": len(grid), "seconds": round(time.perf_counter() - started),
         "current": report.current, "fitted": report.fitted,
@@ -176,11 +177,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                      "today_score": round(report.before.score, 3), "tuned_score": round(report.after.score, 3)},
         "curves": curves,
     }
-    for name, curve in curves.items():
-        print(f"\n{name} (keep margin {margin:g}): floor_anchor_base  answered  quiet")
+    for (name, curve), margin in zip(curves.items(), [m for m in margins for _ in range(len(sets) + 1)],
+                                     strict=True):
+        print(f"\n{name}: floor_anchor_base  answered  quiet")
         for r in curve:
-            mark = " <- today" if r["floor_anchor_base"] == report.current["floor_anchor_base"] else ""
-            mark += " <- fitted" if r["floor_anchor_base"] == report.fitted["floor_anchor_base"] else ""
+            at = {"floor_anchor_base": r["floor_anchor_base"], "floor_keep_margin": margin}
+            mark = " <- today" if at == report.current else ""
+            mark += " <- fitted" if at == report.fitted else ""
             print(f"  {r['floor_anchor_base']:6.2f}  {r['answered']}/{r['answerable']}  "
                   f"{r['quiet']}/{r['unanswerable']}{mark}")
     print(f"\nheld-out folds: today {report.before} score {report.before.score:.3f}; "
