@@ -25,10 +25,12 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -170,7 +172,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     margins = dict.fromkeys([report.current["floor_keep_margin"], report.fitted["floor_keep_margin"]])
     curves = {f"{name} (keep margin {margin:g})": curve_of(ks, rs, grid, margin)
               for margin in margins for name, (ks, rs) in [*sets.items(), ("together", (kinds, rows))]}
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                            cwd=Path(__file__).resolve().parents[1]).stdout.strip()
     result = {
+        "measured": {"date": datetime.now(UTC).date().isoformat(), "commit": commit},
         "embedder": args.embedder, "settings": len(grid), "seconds": round(time.perf_counter() - started),
         "current": report.current, "fitted": report.fitted,
         "held_out": {"today": vars(report.before), "tuned": vars(report.after),
