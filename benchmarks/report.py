@@ -44,6 +44,12 @@ def commands(results: str = "benchmarks/results", data: str = DATA, cache: str =
         "scenarios": ["benchmarks/scenarios.py", "--data", f"{data}/scenarios/scenarios_dev.json",
                       "--json", f"{results}/scenarios.json"],
         "import_memory": ["benchmarks/import_memory.py", "--json", f"{results}/import_memory.json"],
+        "floor_curve": ["benchmarks/floor_curve.py", "--behaviour", f"{data}/behaviour/behaviour_dev.json",
+                        "--locomo", f"{data}/locomo/locomo_dev.json", "--cache", f"{cache}/floor-vec",
+                        "--json", f"{results}/floor_curve.json"],
+        "floor_curve_minilm": ["benchmarks/floor_curve.py", "--behaviour", f"{data}/behaviour/behaviour_dev.json",
+                               "--locomo", f"{data}/locomo/locomo_dev.json", "--embedder", "minilm",
+                               "--cache", f"{cache}/floor-vec", "--json", f"{results}/floor_curve_minilm.json"],
     }
 
 
@@ -148,6 +154,34 @@ def import_memory(r: dict[str, Any]) -> list[str]:
     return _table(["lines", "file MB", "Python peak MB", "peak RSS MB"], rows)
 
 
+def floor_curve(r: dict[str, Any]) -> list[str]:
+    cur, fit = r["current"], r["fitted"]
+    margin = cur["floor_keep_margin"]
+    sets = [name.split(" (")[0] for name in r["curves"] if name.endswith(f"(keep margin {margin:g})")]
+    curves = {name: r["curves"][f"{name} (keep margin {margin:g})"] for name in sets}
+    rows = []
+    for i, point in enumerate(curves[sets[0]]):
+        bar = point["floor_anchor_base"]
+        mark = " (today)" if bar == cur["floor_anchor_base"] else ""
+        cells = []
+        for name in sets:
+            p = curves[name][i]
+            cells.append(f"{p['answered']}/{p['answerable']} · {p['quiet']}/{p['unanswerable']}")
+        rows.append([f"{bar:g}{mark}", *cells])
+    out = _table(["floor_anchor_base", *(f"{name}: answered · quiet" for name in sets)], rows)
+    h = r["held_out"]
+    today, tuned = h["today"], h["tuned"]
+    out += ["", f"At today's keep margin ({margin:g}). *answered*: answerable questions with an answer among "
+            "the injected hits (behaviour: its expected text; LoCoMo: an evidence turn); *quiet*: questions "
+            "nothing should be injected for (off-topic ones, and the behaviour set's questions about the asker "
+            "that their memory does not answer) given nothing. The same fit `hindsight tune` runs, on 5 folds: "
+            f"today's setting {today['answered']}/{today['answerable']} answered, {today['quiet']}/"
+            f"{today['unanswerable']} quiet on held-out folds (mean of the two rates {h['today_score']:.3f}); "
+            f"refitted ({', '.join(f'{k} {v:g}' for k, v in fit.items())}) {tuned['answered']}/"
+            f"{tuned['answerable']} and {tuned['quiet']}/{tuned['unanswerable']} ({h['tuned_score']:.3f})."]
+    return out
+
+
 #: name → (title, what it measures, renderer)
 BENCHMARKS: dict[str, tuple[str, str, Callable[[Any], list[str]]]] = {
     "behaviour": ("Everyday behaviours", "whether what memory injects into a prompt is right in small bilingual "
@@ -162,6 +196,12 @@ BENCHMARKS: dict[str, tuple[str, str, Callable[[Any], list[str]]]] = {
                   "agent memory.", scenarios),
     "import_memory": ("`hindsight import` memory", "the peak memory of importing a JSONL file, by its size "
                       "(hashed-word embedder, no model).", import_memory),
+    "floor_curve": ("The relevance floor's operating points", "what each bar of the floor answers and keeps "
+                    "quiet on the behaviour set and LoCoMo (1 in 4 questions) at k=5, and what `hindsight tune` "
+                    "would move it to.", floor_curve),
+    "floor_curve_minilm": ("The floor's operating points with all-MiniLM-L6-v2", "the same, with another "
+                           "embedder passed as `embedder=`: where the floor fitted to the default one stands "
+                           "there, and what `hindsight tune` makes of it.", floor_curve),
 }
 
 
@@ -185,8 +225,10 @@ def render(results: Path = RESULTS) -> str:
         lines += [f'<a id="{name.replace("_", "-")}"></a>', "", f"## {title}", "",
                   "```bash", ".venv/bin/python " + " ".join(cmds[name]), "```", ""]
         file = results / f"{name}.json"
-        lines += draw(json.loads(file.read_text(encoding="utf-8"))) if file.exists() else \
-            ["Not measured in this run."]
+        data = json.loads(file.read_text(encoding="utf-8")) if file.exists() else None
+        lines += draw(data) if data is not None else ["Not measured in this run."]
+        if isinstance(data, dict) and data.get("measured"):  # a figure measured apart from the others
+            lines += ["", f"Measured {data['measured']['date']} on `{data['measured']['commit']}`."]
         lines.append("")
     return "\n".join(lines)
 

@@ -477,6 +477,12 @@ def tune(
     for row in report_rows(report):
         table.add_row(*row)
     console.print(table)
+    curve = Table("floor_anchor_base", "answerable answered", "unanswerable given nothing",
+                  title="the operating points tried, on every question (a lower bar answers more, lets more in)")
+    for bar, m in report.curve:
+        mark = " (tuned)" if bar == report.fitted["floor_anchor_base"] else ""
+        curve.add_row(f"{bar:g}{mark}", f"{m.answered}/{m.answerable}", f"{m.quiet}/{m.unanswerable}")
+    console.print(curve)
     for field, value in report.fitted.items():
         console.print(f"recall.{field}: {report.current[field]:g} -> {value:g}", markup=False)
     if not report.improved:

@@ -19,8 +19,10 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from hindsight_core.clock import aware
 from hindsight_core.config import HindsightConfig, RecallConfig
 from hindsight_core.errors import InvalidInputError
 
@@ -53,6 +55,8 @@ class Example:
     namespace: str
     answers: frozenset[str]
     session_id: str | None = None
+    #: The clock when it was asked ("last week" means the week before it); ``None``: the engine's now.
+    at: datetime | None = None
 
     @property
     def answerable(self) -> bool:
@@ -61,9 +65,9 @@ class Example:
 
 def read_examples(lines: Iterable[str], *, namespace: str | None = None, source: str = "examples") -> list[Example]:
     """Examples from JSON lines: ``{"question": ..., "answers": [memory id or source_id, ...],
-    "namespace": ..., "session_id": ...}``; ``answers`` ``[]`` means nothing should be injected and
-    ``namespace`` may come from the caller instead. Blank lines are skipped; a bad line raises
-    :class:`InvalidInputError` naming it."""
+    "namespace": ..., "session_id": ..., "at": ISO time}``; ``answers`` ``[]`` means nothing should be
+    injected, ``namespace`` may come from the caller instead, ``at`` (when it was asked) is optional.
+    Blank lines are skipped; a bad line raises :class:`InvalidInputError` naming it."""
     out: list[Example] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -86,7 +90,13 @@ def read_examples(lines: Iterable[str], *, namespace: str | None = None, source:
             raise InvalidInputError(f"{where}: no namespace (give one on the line or --namespace)")
         if session is not None and not isinstance(session, str):
             raise InvalidInputError(f"{where}: session_id must be a string")
-        out.append(Example(question, ns, frozenset(answers), session))
+        at = row.get("at")
+        if at is not None:
+            try:
+                at = aware(datetime.fromisoformat(at), what="at")
+            except (TypeError, ValueError, InvalidInputError):
+                raise InvalidInputError(f"{where}: at must be an ISO time with its offset") from None
+        out.append(Example(question, ns, frozenset(answers), session, at))
     return out
 
 
@@ -122,6 +132,9 @@ class TuneReport:
     fitted: dict[str, float]
     folds: int
     examples: int
+    #: The operating-point curve on every example: for each ``floor_anchor_base`` tried (at the fitted
+    #: keep margin), what it answers and keeps quiet; lower bars answer more and let more through.
+    curve: tuple[tuple[float, Measure], ...] = ()
 
     @property
     def improved(self) -> bool:
@@ -160,13 +173,13 @@ def settings_around(current: RecallConfig) -> list[dict[str, float]]:
     return grid
 
 
-def fold_of(examples: Sequence[Example], folds: int) -> list[int]:
+def fold_of(answerable: Sequence[bool], folds: int) -> list[int]:
     """Stratified, deterministic folds: each kind dealt round the folds in file order."""
-    out = [0] * len(examples)
+    out = [0] * len(answerable)
     dealt = {True: 0, False: 0}
-    for i, ex in enumerate(examples):
-        out[i] = dealt[ex.answerable] % folds
-        dealt[ex.answerable] += 1
+    for i, kind in enumerate(answerable):
+        out[i] = dealt[kind] % folds
+        dealt[kind] += 1
     return out
 
 
@@ -196,28 +209,45 @@ def tune(
     if not 2 <= folds <= 20:
         raise InvalidInputError(f"folds must be between 2 and 20, not {folds}")
     check_size(examples)
+    grid = settings_around(hs.config.recall)
+    outcome = outcomes(hs, examples, grid, k=k, subtree=subtree, progress=progress)
+    return fit([ex.answerable for ex in examples], grid, outcome, folds)
+
+
+def outcomes(
+    hs: Hindsight, examples: Sequence[Example], grid: Sequence[dict[str, float]], *, k: int | None = None,
+    subtree: bool = True, progress: Callable[[int, int], None] | None = None,
+) -> list[list[bool]]:
+    """``[setting][example]``: whether each example passes under each setting of ``grid``."""
     current = hs.config.recall
-    grid = settings_around(current)
-    outcome: list[list[bool]] = []
+    out: list[list[bool]] = []
     total, done = len(grid) * len(examples), 0
     for setting in grid:
         cfg = current.model_copy(update=setting)
         row = []
         for ex in examples:
             result = hs.recall(ex.question, ex.namespace, session_id=ex.session_id, k=k, subtree=subtree,
-                               track=False, config=cfg)
+                               now=ex.at, track=False, config=cfg)
             row.append(passed(result, ex))
             done += 1
             if progress is not None:
                 progress(done, total)
-        outcome.append(row)
-    fold = fold_of(examples, folds)
+        out.append(row)
+    return out
+
+
+def fit(
+    answerable: Sequence[bool], grid: Sequence[dict[str, float]], outcome: Sequence[Sequence[bool]], folds: int
+) -> TuneReport:
+    """Choose a setting of ``grid`` (``grid[0]`` is today's) from ``outcome[setting][example]``, fold by
+    fold, and measure each choice on its held fold; then choose on every example."""
+    fold = fold_of(answerable, folds)
 
     def measure(s: int, members: Iterable[int]) -> Measure:
         m = Measure(0, 0, 0, 0)
         for i in members:
             ok = int(outcome[s][i])
-            m += Measure(ok, 1, 0, 0) if examples[i].answerable else Measure(0, 0, ok, 1)
+            m += Measure(ok, 1, 0, 0) if answerable[i] else Measure(0, 0, ok, 1)
         return m
 
     def change(s: int) -> float:
@@ -228,15 +258,18 @@ def tune(
         measured = [measure(s, members) for s in range(len(grid))]
         return max(range(len(grid)), key=lambda s: (measured[s].score, measured[s].answered, -change(s)))
 
-    everyone = list(range(len(examples)))
+    everyone = list(range(len(answerable)))
     before, after = Measure(0, 0, 0, 0), Measure(0, 0, 0, 0)
     for f in range(folds):
         held = [i for i in everyone if fold[i] == f]
         rest = [i for i in everyone if fold[i] != f]
         before += measure(0, held)
         after += measure(best(rest), held)
-    return TuneReport(before=before, after=after, current=grid[0], fitted=grid[best(everyone)], folds=folds,
-                      examples=len(examples))
+    chosen = grid[best(everyone)]
+    curve = tuple(sorted(((grid[s]["floor_anchor_base"], measure(s, everyone)) for s in range(len(grid))
+                          if grid[s]["floor_keep_margin"] == chosen["floor_keep_margin"]), key=lambda p: p[0]))
+    return TuneReport(before=before, after=after, current=dict(grid[0]), fitted=dict(chosen), folds=folds,
+                      examples=len(answerable), curve=curve)
 
 
 def report_rows(report: TuneReport) -> list[tuple[str, str, str]]:
@@ -254,7 +287,9 @@ def as_dict(report: TuneReport) -> dict[str, Any]:
         "examples": report.examples, "folds": report.folds, "improved": report.improved,
         "current": report.current, "fitted": report.fitted,
         "held_out": {name: {"today": today, "tuned": tuned} for name, today, tuned in report_rows(report)},
+        "curve": [{"floor_anchor_base": bar, "answered": m.answered, "answerable": m.answerable,
+                   "quiet": m.quiet, "unanswerable": m.unanswerable} for bar, m in report.curve],
     }
 
 
-__all__ = ["Example", "Measure", "TuneReport", "passed", "read_examples", "tune"]
+__all__ = ["Example", "Measure", "TuneReport", "fit", "outcomes", "passed", "read_examples", "settings_around", "tune"]

@@ -46,6 +46,7 @@ def test_tune_writes_a_configuration_that_keeps_off_topic_questions_out(
     held = report["held_out"]["unanswerable questions given nothing"]
     assert int(held["tuned"].split("/")[0]) >= int(held["today"].split("/")[0]) + 6
     assert report["improved"] and report["written"] == str(out)
+    assert len(report["curve"]) == 13 and {"floor_anchor_base", "answered", "quiet"} <= set(report["curve"][0])
     tuned = HindsightConfig.model_validate_json(out.read_text(encoding="utf-8"))
     assert tuned.recall.floor_anchor_base == report["fitted"]["floor_anchor_base"] > PERMISSIVE
     with Hindsight(data_dir, config=tuned, clock=clock, embedder=embedder, background_consolidation=False) as hs:
@@ -55,6 +56,7 @@ def test_tune_writes_a_configuration_that_keeps_off_topic_questions_out(
     table = _tune(data_dir, clock, embedder, str(examples), "-n", NS, config=permissive)
     assert table.exit_code == 0
     assert "unanswerable questions given nothing" in table.stdout
+    assert "the operating points tried" in table.stdout and "(tuned)" in table.stdout
     assert f"recall.floor_anchor_base: {PERMISSIVE:g} -> " in table.stdout
     assert "--out FILE writes the tuned configuration" in table.stdout
 

