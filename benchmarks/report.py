@@ -178,7 +178,14 @@ def floor_curve(r: dict[str, Any]) -> list[str]:
             f"today's setting {today['answered']}/{today['answerable']} answered, {today['quiet']}/"
             f"{today['unanswerable']} quiet on held-out folds (mean of the two rates {h['today_score']:.3f}); "
             f"refitted ({', '.join(f'{k} {v:g}' for k, v in fit.items())}) {tuned['answered']}/"
-            f"{tuned['answerable']} and {tuned['quiet']}/{tuned['unanswerable']} ({h['tuned_score']:.3f})."]
+            f"{tuned['answerable']} and {tuned['quiet']}/{tuned['unanswerable']} ({h['tuned_score']:.3f}), "
+            + ("better: `hindsight tune --out` would write it." if h["tuned_score"] > h["today_score"] else
+               "no better: `hindsight tune` would write nothing.")]
+    other = r["curves"].get(f"together (keep margin {fit['floor_keep_margin']:g})")
+    if fit["floor_keep_margin"] != margin and other:
+        (p,) = [p for p in other if p["floor_anchor_base"] == cur["floor_anchor_base"]]
+        out[-1] += (f" Today's base at the fitted keep margin ({fit['floor_keep_margin']:g}), on every question: "
+                    f"{p['answered']}/{p['answerable']} answered, {p['quiet']}/{p['unanswerable']} quiet.")
     return out
 
 
