@@ -60,8 +60,9 @@ questions you labelled: one JSON object per line, `{"question": ..., "answers": 
 holds the ids or `source_id`s of the memories that answer it, or is `[]` for a question nothing should be
 injected for (general knowledge, another topic); `namespace`, `session_id` and `at` (the ISO time it was
 asked) are optional. It needs at least 20 of the first kind and 10 of the second, and prints the
-operating-point curve: what each bar it tried answers and keeps quiet. Each candidate setting is chosen on all folds but one and measured on the held one, so the
-table shows what the change does to questions it was not fitted on; `--out` writes the tuned
+operating-point curve: what each bar it tried answers and keeps quiet. Each candidate setting is chosen
+on all folds but one and measured on the held one, so the table shows what the change does to questions
+it was not fitted on; `--out` writes the tuned
 `HindsightConfig` as JSON only when that is better than today's settings. Load it with
 `Hindsight(config=HindsightConfig.model_validate_json(path.read_text()))` or `hindsight worker --config`.
 The recalls are read-only (nothing logged or reinforced). Tune again after changing the embedder.
