@@ -41,7 +41,7 @@ from benchmarks.behaviour import DEFAULT_K, UNANSWERABLE, ScenarioRun, _replay, 
 from benchmarks.locomo import OFF_TOPIC, load
 from hindsight_core import Hindsight, HindsightConfig
 from hindsight_core.embeddings.base import Embedder
-from hindsight_core.recall.tuning import Measure, TuneReport, fit, settings_around
+from hindsight_core.recall.tuning import Example, TuneReport, fit, passed, settings_around, tally
 
 
 def behaviour_columns(path: Path, embedder: Embedder, workdir: Path, grid: list[dict[str, float]]) -> list[list[bool]]:
@@ -107,12 +107,7 @@ def locomo_columns(path: Path, embedder: Embedder, workdir: Path, grid: list[dic
                 for text, evidence in asked:
                     result = hs.recall(text, namespace, k=DEFAULT_K, now=conv.now, subtree=True, track=False,
                                        config=cfg)
-                    if not evidence:
-                        rows[s].append(not result.hits)
-                        continue
-                    names = {h.memory.source_id for h in result.hits}
-                    names |= {m.source_id for h in result.hits for m in h.sources}
-                    rows[s].append(bool(names & evidence))
+                    rows[s].append(passed(result, Example(text, namespace, frozenset(evidence))))
     finally:
         hs.close()
     return kinds, rows
@@ -124,9 +119,7 @@ def curve_of(kinds: Sequence[bool], rows: Sequence[Sequence[bool]], grid: Sequen
     for s, setting in enumerate(grid):
         if setting["floor_keep_margin"] != margin:
             continue
-        m = Measure(0, 0, 0, 0)
-        for ok, answerable in zip(rows[s], kinds, strict=True):
-            m += Measure(int(ok), 1, 0, 0) if answerable else Measure(0, 0, int(ok), 1)
+        m = tally(kinds, rows[s])
         out.append({"floor_anchor_base": setting["floor_anchor_base"], "answered": m.answered,
                     "answerable": m.answerable, "quiet": m.quiet, "unanswerable": m.unanswerable})
     return sorted(out, key=lambda r: r["floor_anchor_base"])

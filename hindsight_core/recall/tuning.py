@@ -236,6 +236,17 @@ def outcomes(
     return out
 
 
+def tally(answerable: Sequence[bool], passes: Sequence[bool], members: Iterable[int] | None = None) -> Measure:
+    """What one setting's ``passes`` add up to over ``members`` (every example when ``None``)."""
+    answered = asked = quiet = unasked = 0
+    for i in range(len(passes)) if members is None else members:
+        if answerable[i]:
+            answered, asked = answered + passes[i], asked + 1
+        else:
+            quiet, unasked = quiet + passes[i], unasked + 1
+    return Measure(answered, asked, quiet, unasked)
+
+
 def fit(
     answerable: Sequence[bool], grid: Sequence[dict[str, float]], outcome: Sequence[Sequence[bool]], folds: int
 ) -> TuneReport:
@@ -244,11 +255,7 @@ def fit(
     fold = fold_of(answerable, folds)
 
     def measure(s: int, members: Iterable[int]) -> Measure:
-        m = Measure(0, 0, 0, 0)
-        for i in members:
-            ok = int(outcome[s][i])
-            m += Measure(ok, 1, 0, 0) if answerable[i] else Measure(0, 0, ok, 1)
-        return m
+        return tally(answerable, outcome[s], members)
 
     def change(s: int) -> float:
         return sum(abs(grid[s][f] - grid[0][f]) for f in TUNED_FIELDS)
@@ -292,4 +299,7 @@ def as_dict(report: TuneReport) -> dict[str, Any]:
     }
 
 
-__all__ = ["Example", "Measure", "TuneReport", "fit", "outcomes", "passed", "read_examples", "settings_around", "tune"]
+__all__ = [
+    "Example", "Measure", "TuneReport", "fit", "outcomes", "passed", "read_examples", "settings_around", "tally",
+    "tune",
+]
