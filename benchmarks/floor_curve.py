@@ -2,12 +2,16 @@
 
 Issue 37 asks for the floor's operating point to be chosen from a measured curve — answerable questions
 left without their answer against questions nothing should be given memories for — on the behaviour set
-and LoCoMo together, favouring the answerable side. This runs the same fit ``hindsight tune`` runs on a
+and LoCoMo together, favouring the answerable side; and a bar low enough to answer everything lets in
+what must not be shown (the old value beside the new one, small talk, another user's facts), which the
+curve counts too. This runs the same fit ``hindsight tune`` runs on a
 user's labelled questions (``hindsight_core.recall.tuning.fit``), on:
 
 - the behaviour set (``bench/behaviour``): each scenario recorded as ``benchmarks/behaviour.py`` records
-  it, its ``answerable`` questions judged as that benchmark judges them (``expect_any`` / ``expect_all``
-  in the injected text), its ``offtopic`` questions and the six ``UNANSWERABLE`` questions about the asker
+  it, its ``answerable`` and ``stale`` questions judged as that benchmark judges them (``expect_any`` /
+  ``expect_all`` in the injected text, and none of ``forbid``: for a stale question, the old value), its
+  ``filler`` and ``tenant`` questions guarded (passing when nothing they ``forbid`` is injected), its
+  ``offtopic`` questions and the six unanswerable questions about the asker (``ASKER_UNANSWERED``)
   passing only when nothing is injected;
 - LoCoMo (``bench/locomo``): every ``--every``-th question of categories 1-4, passing when an injected hit
   (or a memory folded into one) is one of its evidence turns, and the ten off-topic queries per
@@ -37,16 +41,34 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks._measure import CachedEmbedder, Clock, iso_time
-from benchmarks.behaviour import DEFAULT_K, UNANSWERABLE, ScenarioRun, _replay, judge, namespaces_of
+from benchmarks.behaviour import DEFAULT_K, ScenarioRun, _replay, judge, namespaces_of
+from benchmarks.behaviour import UNANSWERABLE as ASKER_UNANSWERED
 from benchmarks.locomo import OFF_TOPIC, load
 from hindsight_core import Hindsight, HindsightConfig
 from hindsight_core.embeddings.base import Embedder
-from hindsight_core.recall.tuning import Example, TuneReport, fit, passed, settings_around, tally
+from hindsight_core.recall.tuning import (
+    ANSWERABLE,
+    GUARDED,
+    UNANSWERABLE,
+    Example,
+    TuneReport,
+    fit,
+    passed,
+    settings_around,
+    tally,
+)
+
+#: The behaviour set's kinds as tune's: a stale question is answerable (the new value) with the old one
+#: forbidden; filler and tenant questions are judged on what they forbid alone.
+BEHAVIOUR_KINDS = {"answerable": ANSWERABLE, "stale": ANSWERABLE, "offtopic": UNANSWERABLE, "filler": GUARDED,
+                   "tenant": GUARDED}
 
 
-def behaviour_columns(path: Path, embedder: Embedder, workdir: Path, grid: list[dict[str, float]]) -> list[list[bool]]:
-    """``[setting][question]`` over the behaviour set's answerable, off-topic and unanswerable questions,
-    one fresh engine per scenario (their namespaces repeat across scenarios)."""
+def behaviour_columns(path: Path, embedder: Embedder, workdir: Path, grid: list[dict[str, float]]
+                      ) -> tuple[list[str], list[list[bool]]]:
+    """Each question's kind (tune's), and ``[setting][question]`` over the behaviour set's questions and
+    the unanswerable ones, one fresh engine per scenario (their namespaces repeat across scenarios)."""
+    kinds: list[str] = []
     rows: list[list[bool]] = [[] for _ in grid]
     base = HindsightConfig().recall
     for n, scenario in enumerate(json.loads(path.read_text(encoding="utf-8"))):
@@ -59,38 +81,31 @@ def behaviour_columns(path: Path, embedder: Embedder, workdir: Path, grid: list[
                 for namespace in namespaces_of(scenario):
                     hs.consolidate(namespace)
             asked: list[tuple[str, str | None, Any, dict[str, Any] | None]] = [
-                (q["text"], q.get("session_id"), iso_time(q["at"]), q)
-                for q in scenario["queries"] if q.get("kind", "answerable") in ("answerable", "offtopic")
+                (q["text"], q.get("session_id"), iso_time(q["at"]), q) for q in scenario["queries"]
             ]
-            asked += [(text, None, clock.current, None) for text in UNANSWERABLE]
+            asked += [(text, None, clock.current, None) for text in ASKER_UNANSWERED]
+            kinds += [UNANSWERABLE if q is None else BEHAVIOUR_KINDS[q.get("kind", "answerable")]
+                      for *_, q in asked]
             for s, setting in enumerate(grid):
                 cfg = base.model_copy(update=setting)
                 for text, session, when, query in asked:
                     result = hs.recall(text, scenario["namespace"], session_id=session, k=DEFAULT_K, now=when,
                                        subtree=True, track=False, config=cfg)
-                    if query is not None and query.get("kind", "answerable") == "answerable":
-                        rows[s].append(not judge("answerable", query, result.to_prompt()))
-                    else:
+                    kind = "offtopic" if query is None else query.get("kind", "answerable")
+                    if kind == "offtopic":  # stricter than the behaviour benchmark: nothing at all injected
                         rows[s].append(not result.hits)
+                    else:
+                        rows[s].append(not judge(kind, query or {}, result.to_prompt()))
         finally:
             hs.close()
-    return rows
-
-
-def behaviour_kinds(path: Path) -> list[bool]:
-    kinds: list[bool] = []
-    for scenario in json.loads(path.read_text(encoding="utf-8")):
-        kinds += [q.get("kind", "answerable") == "answerable" for q in scenario["queries"]
-                  if q.get("kind", "answerable") in ("answerable", "offtopic")]
-        kinds += [False] * len(UNANSWERABLE)
-    return kinds
+    return kinds, rows
 
 
 def locomo_columns(path: Path, embedder: Embedder, workdir: Path, grid: list[dict[str, float]],
-                   every: int) -> tuple[list[bool], list[list[bool]]]:
+                   every: int) -> tuple[list[str], list[list[bool]]]:
     clock = Clock()
     hs = Hindsight(workdir / "locomo", clock=clock, embedder=embedder, background_consolidation=False)
-    kinds: list[bool] = []
+    kinds: list[str] = []
     rows: list[list[bool]] = [[] for _ in grid]
     base = HindsightConfig().recall
     try:
@@ -101,7 +116,7 @@ def locomo_columns(path: Path, embedder: Embedder, workdir: Path, grid: list[dic
                              "source_id": t.dia_id, "role": t.text.split(":", 1)[0]} for t in conv.turns], namespace)
             asked = [(q.text, set(q.evidence)) for q in conv.questions if 1 <= q.category <= 4][::every]
             asked += [(text, set()) for text in OFF_TOPIC]
-            kinds += [bool(evidence) for _, evidence in asked]
+            kinds += [ANSWERABLE if evidence else UNANSWERABLE for _, evidence in asked]
             for s, setting in enumerate(grid):
                 cfg = base.model_copy(update=setting)
                 for text, evidence in asked:
@@ -113,7 +128,7 @@ def locomo_columns(path: Path, embedder: Embedder, workdir: Path, grid: list[dic
     return kinds, rows
 
 
-def curve_of(kinds: Sequence[bool], rows: Sequence[Sequence[bool]], grid: Sequence[dict[str, float]],
+def curve_of(kinds: Sequence[str], rows: Sequence[Sequence[bool]], grid: Sequence[dict[str, float]],
              margin: float) -> list[dict[str, Any]]:
     out = []
     for s, setting in enumerate(grid):
@@ -121,7 +136,8 @@ def curve_of(kinds: Sequence[bool], rows: Sequence[Sequence[bool]], grid: Sequen
             continue
         m = tally(kinds, rows[s])
         out.append({"floor_anchor_base": setting["floor_anchor_base"], "answered": m.answered,
-                    "answerable": m.answerable, "quiet": m.quiet, "unanswerable": m.unanswerable})
+                    "answerable": m.answerable, "quiet": m.quiet, "unanswerable": m.unanswerable,
+                    "clean": m.clean, "guarded": m.guarded})
     return sorted(out, key=lambda r: r["floor_anchor_base"])
 
 
@@ -151,11 +167,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     embedder = make_embedder(args.embedder, args.cache)
     grid = settings_around(HindsightConfig().recall)
     started = time.perf_counter()
-    sets: dict[str, tuple[list[bool], list[list[bool]]]] = {}
+    sets: dict[str, tuple[list[str], list[list[bool]]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         if args.behaviour:
-            sets["behaviour"] = (behaviour_kinds(args.behaviour),
-                                 behaviour_columns(args.behaviour, embedder, Path(tmp), grid))
+            sets["behaviour"] = behaviour_columns(args.behaviour, embedder, Path(tmp), grid)
         if args.locomo:
             sets["locomo"] = locomo_columns(args.locomo, embedder, Path(tmp), grid, args.every)
     kinds = [k for ks, _ in sets.values() for k in ks]
@@ -177,13 +192,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     for (name, curve), margin in zip(curves.items(), [m for m in margins for _ in range(len(sets) + 1)],
                                      strict=True):
-        print(f"\n{name}: floor_anchor_base  answered  quiet")
+        print(f"\n{name}: floor_anchor_base  answered  quiet  clean")
         for r in curve:
             at = {"floor_anchor_base": r["floor_anchor_base"], "floor_keep_margin": margin}
             mark = " <- today" if at == report.current else ""
             mark += " <- fitted" if at == report.fitted else ""
             print(f"  {r['floor_anchor_base']:6.2f}  {r['answered']}/{r['answerable']}  "
-                  f"{r['quiet']}/{r['unanswerable']}{mark}")
+                  f"{r['quiet']}/{r['unanswerable']}  {r['clean']}/{r['guarded']}{mark}")
     print(f"\nheld-out folds: today {report.before} score {report.before.score:.3f}; "
           f"tuned {report.after} score {report.after.score:.3f}; fitted {report.fitted}")
     if args.json:

@@ -166,26 +166,34 @@ def floor_curve(r: dict[str, Any]) -> list[str]:
         cells = []
         for name in sets:
             p = curves[name][i]
-            cells.append(f"{p['answered']}/{p['answerable']} · {p['quiet']}/{p['unanswerable']}")
+            clean = f" · {p['clean']}/{p['guarded']}" if p.get("guarded") else ""
+            cells.append(f"{p['answered']}/{p['answerable']} · {p['quiet']}/{p['unanswerable']}{clean}")
         rows.append([f"{bar:g}{mark}", *cells])
-    out = _table(["floor_anchor_base", *(f"{name}: answered · quiet" for name in sets)], rows)
+    guarded = {name for name in sets if curves[name][0].get("guarded")}
+    out = _table(["floor_anchor_base", *(f"{name}: answered · quiet" + (" · clean" if name in guarded else "")
+                                         for name in sets)], rows)
     h = r["held_out"]
     today, tuned = h["today"], h["tuned"]
+    clean = (f", {today['clean']}/{today['guarded']} clean" if today.get("guarded") else "",
+             f", {tuned['clean']}/{tuned['guarded']} clean" if tuned.get("guarded") else "")
     out += ["", f"At today's keep margin ({margin:g}). *answered*: answerable questions with an answer among "
             "the injected hits (behaviour: its expected text; LoCoMo: an evidence turn); *quiet*: questions "
             "nothing should be injected for (off-topic ones, and the behaviour set's questions about the asker "
-            "that their memory does not answer) given nothing. The same fit `hindsight tune` runs, on 5 folds: "
+            "that their memory does not answer) given nothing; *clean*: the behaviour set's filler and tenant "
+            "questions given nothing they forbid (small talk, another user's facts; a stale question's old "
+            "value fails it as *answered*). The same fit `hindsight tune` runs, on 5 folds: "
             f"today's setting {today['answered']}/{today['answerable']} answered, {today['quiet']}/"
-            f"{today['unanswerable']} quiet on held-out folds (mean of the two rates {h['today_score']:.3f}); "
+            f"{today['unanswerable']} quiet{clean[0]} on held-out folds (mean of the rates {h['today_score']:.3f}); "
             f"refitted ({', '.join(f'{k} {v:g}' for k, v in fit.items())}) {tuned['answered']}/"
-            f"{tuned['answerable']} and {tuned['quiet']}/{tuned['unanswerable']} ({h['tuned_score']:.3f}), "
+            f"{tuned['answerable']}, {tuned['quiet']}/{tuned['unanswerable']}{clean[1]} ({h['tuned_score']:.3f}), "
             + ("better: `hindsight tune --out` would write it." if h["tuned_score"] > h["today_score"] else
                "no better: `hindsight tune` would write nothing.")]
     other = r["curves"].get(f"together (keep margin {fit['floor_keep_margin']:g})")
     if fit["floor_keep_margin"] != margin and other:
         (p,) = [p for p in other if p["floor_anchor_base"] == cur["floor_anchor_base"]]
         out[-1] += (f" Today's base at the fitted keep margin ({fit['floor_keep_margin']:g}), on every question: "
-                    f"{p['answered']}/{p['answerable']} answered, {p['quiet']}/{p['unanswerable']} quiet.")
+                    f"{p['answered']}/{p['answerable']} answered, {p['quiet']}/{p['unanswerable']} quiet"
+                    + (f", {p['clean']}/{p['guarded']} clean." if p.get("guarded") else "."))
     return out
 
 

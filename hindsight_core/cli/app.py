@@ -449,9 +449,10 @@ def tune(
     as_json: JsonOpt = False,
 ) -> None:
     """Fit the relevance floor to your own labelled questions: which memories answer each, or that
-    nothing should be injected. Each setting is chosen on all folds but one and measured on the held one,
-    so the table shows what the change does to questions it was not fitted on. Read-only: recalls are
-    neither logged nor reinforced. Refuses fewer than 20 answerable or 10 unanswerable questions."""
+    nothing should be injected, and which must not be injected (an old value, small talk). Each setting
+    is chosen on all folds but one and measured on the held one, so the table shows what the change
+    does to questions it was not fitted on. Read-only: recalls are neither logged nor reinforced.
+    Refuses fewer than 20 answerable or 10 unanswerable questions."""
     from hindsight_core.recall.tuning import as_dict, read_examples, report_rows
     from hindsight_core.recall.tuning import tune as fit
 
@@ -477,11 +478,14 @@ def tune(
     for row in report_rows(report):
         table.add_row(*row)
     console.print(table)
+    guarded = report.before.guarded > 0
     curve = Table("floor_anchor_base", "answerable answered", "unanswerable given nothing",
+                  *(["guarded given nothing forbidden"] if guarded else []),
                   title="the operating points tried, on every question (a lower bar answers more, lets more in)")
     for bar, m in report.curve:
         mark = " (tuned)" if bar == report.fitted["floor_anchor_base"] else ""
-        curve.add_row(f"{bar:g}{mark}", f"{m.answered}/{m.answerable}", f"{m.quiet}/{m.unanswerable}")
+        curve.add_row(f"{bar:g}{mark}", f"{m.answered}/{m.answerable}", f"{m.quiet}/{m.unanswerable}",
+                      *([f"{m.clean}/{m.guarded}"] if guarded else []))
     console.print(curve)
     for field, value in report.fitted.items():
         console.print(f"recall.{field}: {report.current[field]:g} -> {value:g}", markup=False)

@@ -58,9 +58,12 @@ exactly. Vectors are not exported: the importing engine embeds with its own embe
 `tune` fits the relevance floor (the bar a memory's evidence must reach before recall injects it) to
 questions you labelled: one JSON object per line, `{"question": ..., "answers": [...]}`, where `answers`
 holds the ids or `source_id`s of the memories that answer it, or is `[]` for a question nothing should be
-injected for (general knowledge, another topic); `namespace`, `session_id` and `at` (the ISO time it was
-asked) are optional. It needs at least 20 of the first kind and 10 of the second, and prints the
-operating-point curve: what each bar it tried answers and keeps quiet. Each candidate setting is chosen
+injected for (general knowledge, another topic); `forbid` names memories that must not be injected for
+it (the old budget the new one replaced, "Thanks, bye!", another user's fact): an answer with one of
+them beside it fails, and a line with `forbid` and no `answers` is judged on that alone; `namespace`,
+`session_id` and `at` (the ISO time it was asked) are optional. It needs at least 20 answerable and 10
+unanswerable questions, and prints the operating-point curve: what each bar it tried answers, keeps
+quiet and keeps clean of what was forbidden. Each candidate setting is chosen
 on all folds but one and measured on the held one, so the table shows what the change does to questions
 it was not fitted on; `--out` writes the tuned
 `HindsightConfig` as JSON only when that is better than today's settings. Load it with

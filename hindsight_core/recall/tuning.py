@@ -8,9 +8,13 @@ and, for others, that nothing should be injected — has what it takes to move t
 
 Every setting is judged as the user meets it: by what ``recall`` injects at the adapters' ``k`` over the
 namespace's tree, read-only (``track=False``). An answerable question passes when an injected hit (or a
-fact it folded in) is one of its answers; an unanswerable one when nothing is injected. The score is the
-mean of the two pass rates, so a set with many more of one kind is not fitted to that kind alone, and a
-tie goes to the setting that answers more (then to the smaller change). Which setting wins is chosen on
+fact it folded in) is one of its answers; an unanswerable one when nothing is injected. A bar low enough
+to answer everything also lets in what the user never wants to see again — the old budget beside the
+new one, "Thanks, bye!" — so an example may also name memories that must not be injected (``forbid``):
+an answerable question with one injected fails, and a question with only ``forbid`` (a guarded one) is
+judged on that alone. The score is the mean of the pass rates of the kinds present, so a set with many
+more of one kind is not fitted to that kind alone, and a tie goes to the setting that answers more (then
+to the smaller change). Which setting wins is chosen on
 all folds but one and measured on the held one, fold by fold: the before/after table is what the change
 does to questions its fit did not see, and nothing is written unless that is better than today."""
 
@@ -46,10 +50,17 @@ MIN_ANSWERABLE = 20
 MIN_UNANSWERABLE = 10
 
 
+#: The kinds of example, each a pass rate of its own in the score.
+ANSWERABLE, UNANSWERABLE, GUARDED = "answerable", "unanswerable", "guarded"
+KINDS = (ANSWERABLE, UNANSWERABLE, GUARDED)
+
+
 @dataclass(frozen=True)
 class Example:
     """One labelled question: the memories that answer it (ids or the ``source_id`` given to ``record``),
-    none for a question nothing in the memory should be injected for."""
+    none for a question nothing in the memory should be injected for; and the memories that must not be
+    injected for it (``forbid``: a value the answer replaced, small talk). With ``forbid`` and no
+    ``answers`` the question is *guarded*: judged on ``forbid`` alone."""
 
     question: str
     namespace: str
@@ -57,17 +68,26 @@ class Example:
     session_id: str | None = None
     #: The clock when it was asked ("last week" means the week before it); ``None``: the engine's now.
     at: datetime | None = None
+    forbid: frozenset[str] = frozenset()
 
     @property
     def answerable(self) -> bool:
         return bool(self.answers)
 
+    @property
+    def kind(self) -> str:
+        if self.answers:
+            return ANSWERABLE
+        return GUARDED if self.forbid else UNANSWERABLE
+
 
 def read_examples(lines: Iterable[str], *, namespace: str | None = None, source: str = "examples") -> list[Example]:
     """Examples from JSON lines: ``{"question": ..., "answers": [memory id or source_id, ...],
-    "namespace": ..., "session_id": ..., "at": ISO time}``; ``answers`` ``[]`` means nothing should be
-    injected, ``namespace`` may come from the caller instead, ``at`` (when it was asked) is optional.
-    Blank lines are skipped; a bad line raises :class:`InvalidInputError` naming it."""
+    "forbid": [...], "namespace": ..., "session_id": ..., "at": ISO time}``; ``answers`` ``[]`` means
+    nothing should be injected, and may be left out when ``forbid`` is given (a guarded question, judged on
+    ``forbid`` alone); ``forbid`` (optional) names memories that must not be injected; ``namespace`` may
+    come from the caller instead, ``at`` (when it was asked) is optional. Blank lines are skipped; a bad
+    line raises :class:`InvalidInputError` naming it."""
     out: list[Example] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -79,13 +99,18 @@ def read_examples(lines: Iterable[str], *, namespace: str | None = None, source:
             raise InvalidInputError(f"{where}: not JSON ({exc.msg})") from None
         if not isinstance(row, dict):
             raise InvalidInputError(f"{where}: expected an object with question and answers")
-        question, answers = row.get("question"), row.get("answers")
+        question, forbid = row.get("question"), row.get("forbid", [])
+        answers = row.get("answers", [] if forbid else None)
         ns = row.get("namespace", namespace)
         session = row.get("session_id")
         if not isinstance(question, str) or not question.strip():
             raise InvalidInputError(f"{where}: question must be a non-empty string")
         if not isinstance(answers, list) or not all(isinstance(a, str) and a for a in answers):
             raise InvalidInputError(f"{where}: answers must be a list of memory ids or source_ids ([] for none)")
+        if not isinstance(forbid, list) or not all(isinstance(a, str) and a for a in forbid):
+            raise InvalidInputError(f"{where}: forbid must be a list of memory ids or source_ids")
+        if set(answers) & set(forbid):
+            raise InvalidInputError(f"{where}: {sorted(set(answers) & set(forbid))} both answers and is forbidden")
         if not isinstance(ns, str) or not ns:
             raise InvalidInputError(f"{where}: no namespace (give one on the line or --namespace)")
         if session is not None and not isinstance(session, str):
@@ -96,7 +121,7 @@ def read_examples(lines: Iterable[str], *, namespace: str | None = None, source:
                 at = aware(datetime.fromisoformat(at), what="at")
             except (TypeError, ValueError, InvalidInputError):
                 raise InvalidInputError(f"{where}: at must be an ISO time with its offset") from None
-        out.append(Example(question, ns, frozenset(answers), session, at))
+        out.append(Example(question, ns, frozenset(answers), session, at, frozenset(forbid)))
     return out
 
 
@@ -108,17 +133,21 @@ class Measure:
     answerable: int
     quiet: int
     unanswerable: int
+    #: Guarded questions given nothing they forbid, of how many.
+    clean: int = 0
+    guarded: int = 0
 
     @property
     def score(self) -> float:
-        """Mean of the two pass rates (a kind with no examples counts as passed)."""
-        a = self.answered / self.answerable if self.answerable else 1.0
-        q = self.quiet / self.unanswerable if self.unanswerable else 1.0
-        return (a + q) / 2
+        """Mean of the pass rates of the kinds with examples (1.0 with none)."""
+        rates = [passes / asked for passes, asked in ((self.answered, self.answerable), (self.quiet, self.unanswerable),
+                                                      (self.clean, self.guarded)) if asked]
+        return sum(rates) / len(rates) if rates else 1.0
 
     def __add__(self, other: Measure) -> Measure:
         return Measure(self.answered + other.answered, self.answerable + other.answerable,
-                       self.quiet + other.quiet, self.unanswerable + other.unanswerable)
+                       self.quiet + other.quiet, self.unanswerable + other.unanswerable,
+                       self.clean + other.clean, self.guarded + other.guarded)
 
 
 @dataclass(frozen=True)
@@ -146,11 +175,14 @@ class TuneReport:
 
 
 def passed(result: RecallResult, example: Example) -> bool:
-    """An answerable question passes when an injected hit, or a memory folded into one, is an answer;
-    an unanswerable one when nothing is injected."""
-    if not example.answerable:
+    """An answerable question passes when an injected hit, or a memory folded into one, is an answer and
+    none is forbidden; a guarded one when none is forbidden; an unanswerable one when nothing is
+    injected. A hit's folded memories and cited sources count as injected: the prompt quotes them."""
+    if any(_names(hit) & example.forbid for hit in result.hits):
+        return False
+    if example.kind == UNANSWERABLE:
         return not result.hits
-    return any(_names(hit) & example.answers for hit in result.hits)
+    return example.kind == GUARDED or any(_names(hit) & example.answers for hit in result.hits)
 
 
 def _names(hit: RecallHit) -> set[str]:
@@ -173,19 +205,19 @@ def settings_around(current: RecallConfig) -> list[dict[str, float]]:
     return grid
 
 
-def fold_of(answerable: Sequence[bool], folds: int) -> list[int]:
+def fold_of(kinds: Sequence[str], folds: int) -> list[int]:
     """Stratified, deterministic folds: each kind dealt round the folds in file order."""
-    out = [0] * len(answerable)
-    dealt = {True: 0, False: 0}
-    for i, kind in enumerate(answerable):
+    out = [0] * len(kinds)
+    dealt = dict.fromkeys(KINDS, 0)
+    for i, kind in enumerate(kinds):
         out[i] = dealt[kind] % folds
         dealt[kind] += 1
     return out
 
 
 def check_size(examples: Sequence[Example]) -> None:
-    answerable = sum(ex.answerable for ex in examples)
-    unanswerable = len(examples) - answerable
+    answerable = sum(ex.kind == ANSWERABLE for ex in examples)
+    unanswerable = sum(ex.kind == UNANSWERABLE for ex in examples)
     if answerable < MIN_ANSWERABLE or unanswerable < MIN_UNANSWERABLE:
         raise InvalidInputError(
             f"too few examples to tune on: {answerable} answerable and {unanswerable} unanswerable, need at "
@@ -211,7 +243,7 @@ def tune(
     check_size(examples)
     grid = settings_around(hs.config.recall)
     outcome = outcomes(hs, examples, grid, k=k, subtree=subtree, progress=progress)
-    return fit([ex.answerable for ex in examples], grid, outcome, folds)
+    return fit([ex.kind for ex in examples], grid, outcome, folds)
 
 
 def outcomes(
@@ -236,26 +268,26 @@ def outcomes(
     return out
 
 
-def tally(answerable: Sequence[bool], passes: Sequence[bool], members: Iterable[int] | None = None) -> Measure:
-    """What one setting's ``passes`` add up to over ``members`` (every example when ``None``)."""
-    answered = asked = quiet = unasked = 0
+def tally(kinds: Sequence[str], passes: Sequence[bool], members: Iterable[int] | None = None) -> Measure:
+    """What one setting's ``passes`` add up to over ``members`` (every example when ``None``), by the
+    examples' ``kinds``."""
+    counts = {kind: [0, 0] for kind in KINDS}
     for i in range(len(passes)) if members is None else members:
-        if answerable[i]:
-            answered, asked = answered + passes[i], asked + 1
-        else:
-            quiet, unasked = quiet + passes[i], unasked + 1
-    return Measure(answered, asked, quiet, unasked)
+        counts[kinds[i]][0] += passes[i]
+        counts[kinds[i]][1] += 1
+    return Measure(*counts[ANSWERABLE], *counts[UNANSWERABLE], *counts[GUARDED])
 
 
 def fit(
-    answerable: Sequence[bool], grid: Sequence[dict[str, float]], outcome: Sequence[Sequence[bool]], folds: int
+    kinds: Sequence[str], grid: Sequence[dict[str, float]], outcome: Sequence[Sequence[bool]], folds: int
 ) -> TuneReport:
     """Choose a setting of ``grid`` (``grid[0]`` is today's) from ``outcome[setting][example]``, fold by
-    fold, and measure each choice on its held fold; then choose on every example."""
-    fold = fold_of(answerable, folds)
+    fold, and measure each choice on its held fold; then choose on every example. ``kinds``: each
+    example's :attr:`Example.kind`."""
+    fold = fold_of(kinds, folds)
 
     def measure(s: int, members: Iterable[int]) -> Measure:
-        return tally(answerable, outcome[s], members)
+        return tally(kinds, outcome[s], members)
 
     def change(s: int) -> float:
         return sum(abs(grid[s][f] - grid[0][f]) for f in TUNED_FIELDS)
@@ -265,7 +297,7 @@ def fit(
         measured = [measure(s, members) for s in range(len(grid))]
         return max(range(len(grid)), key=lambda s: (measured[s].score, measured[s].answered, -change(s)))
 
-    everyone = list(range(len(answerable)))
+    everyone = list(range(len(kinds)))
     before, after = Measure(0, 0, 0, 0), Measure(0, 0, 0, 0)
     for f in range(folds):
         held = [i for i in everyone if fold[i] == f]
@@ -276,17 +308,19 @@ def fit(
     curve = tuple(sorted(((grid[s]["floor_anchor_base"], measure(s, everyone)) for s in range(len(grid))
                           if grid[s]["floor_keep_margin"] == chosen["floor_keep_margin"]), key=lambda p: p[0]))
     return TuneReport(before=before, after=after, current=dict(grid[0]), fitted=dict(chosen), folds=folds,
-                      examples=len(answerable), curve=curve)
+                      examples=len(kinds), curve=curve)
 
 
 def report_rows(report: TuneReport) -> list[tuple[str, str, str]]:
     """``(what, today, tuned)`` rows of the held-out comparison, for the CLI's table and its JSON."""
     b, a = report.before, report.after
-    return [
+    rows = [
         ("answerable questions answered", f"{b.answered}/{b.answerable}", f"{a.answered}/{a.answerable}"),
         ("unanswerable questions given nothing", f"{b.quiet}/{b.unanswerable}", f"{a.quiet}/{a.unanswerable}"),
-        ("mean of the two", f"{b.score:.3f}", f"{a.score:.3f}"),
     ]
+    if b.guarded:
+        rows.append(("guarded questions given nothing forbidden", f"{b.clean}/{b.guarded}", f"{a.clean}/{a.guarded}"))
+    return [*rows, ("mean of the rates", f"{b.score:.3f}", f"{a.score:.3f}")]
 
 
 def as_dict(report: TuneReport) -> dict[str, Any]:
@@ -295,7 +329,8 @@ def as_dict(report: TuneReport) -> dict[str, Any]:
         "current": report.current, "fitted": report.fitted,
         "held_out": {name: {"today": today, "tuned": tuned} for name, today, tuned in report_rows(report)},
         "curve": [{"floor_anchor_base": bar, "answered": m.answered, "answerable": m.answerable,
-                   "quiet": m.quiet, "unanswerable": m.unanswerable} for bar, m in report.curve],
+                   "quiet": m.quiet, "unanswerable": m.unanswerable, "clean": m.clean, "guarded": m.guarded}
+                  for bar, m in report.curve],
     }
 
 

@@ -32,7 +32,9 @@ def test_tune_writes_a_configuration_that_keeps_off_topic_questions_out(
                    NS)
     hs.close()
     lines = [{"question": q, "answers": [sid]} for q, sid in ANSWERABLE] + [
-        {"question": q, "answers": []} for q in OFF_TOPIC]
+        {"question": q, "answers": []} for q in OFF_TOPIC] + [
+        {"question": "What's the name of our cat?", "forbid": ["car"]},  # guarded: judged on forbid alone
+        {"question": "What car do I drive?", "forbid": ["run"]}]
     examples = tmp_path / "examples.jsonl"
     examples.write_text("\n".join(json.dumps(line, ensure_ascii=False) for line in lines) + "\n", encoding="utf-8")
     permissive = HindsightConfig()
@@ -46,16 +48,23 @@ def test_tune_writes_a_configuration_that_keeps_off_topic_questions_out(
     held = report["held_out"]["unanswerable questions given nothing"]
     assert int(held["tuned"].split("/")[0]) >= int(held["today"].split("/")[0]) + 6
     assert report["improved"] and report["written"] == str(out)
+    # the permissive bar injects the forbidden memory beside the answer; the tuned one less often held out
+    guarded = report["held_out"]["guarded questions given nothing forbidden"]
+    assert guarded["today"] == "0/2" and guarded["tuned"] in ("1/2", "2/2")
     assert len(report["curve"]) == 13 and {"floor_anchor_base", "answered", "quiet"} <= set(report["curve"][0])
     tuned = HindsightConfig.model_validate_json(out.read_text(encoding="utf-8"))
     assert tuned.recall.floor_anchor_base == report["fitted"]["floor_anchor_base"] > PERMISSIVE
     with Hindsight(data_dir, config=tuned, clock=clock, embedder=embedder, background_consolidation=False) as hs:
         given = [q for q in OFF_TOPIC if hs.recall(q, NS, subtree=True, track=False).hits]
+        beside = {q: [h.memory.source_id for h in hs.recall(q, NS, subtree=True, track=False).hits]
+                  for q in ("What's the name of our cat?", "What car do I drive?")}
     assert len(given) <= 2
+    assert beside == {"What's the name of our cat?": ["cat"], "What car do I drive?": ["car"]}
 
     table = _tune(data_dir, clock, embedder, str(examples), "-n", NS, config=permissive)
     assert table.exit_code == 0
     assert "unanswerable questions given nothing" in table.stdout
+    assert "guarded questions given nothing forbidden" in table.stdout and "guarded given nothing" in table.stdout
     assert "the operating points tried" in table.stdout and "(tuned)" in table.stdout
     assert f"recall.floor_anchor_base: {PERMISSIVE:g} -> " in table.stdout
     assert "--out FILE writes the tuned configuration" in table.stdout

@@ -12,7 +12,19 @@ import pytest
 from hindsight_core import Hindsight, HindsightConfig, InvalidInputError
 from hindsight_core.config import RecallConfig
 from hindsight_core.embeddings.e5 import E5Embedder
-from hindsight_core.recall.tuning import Example, read_examples, tune
+from hindsight_core.recall.tuning import (
+    ANSWERABLE as ANSWERABLE_KIND,
+)
+from hindsight_core.recall.tuning import (
+    GUARDED,
+    UNANSWERABLE,
+    Example,
+    fit,
+    passed,
+    read_examples,
+    report_rows,
+    tune,
+)
 
 NS = "user:mara"
 FACTS = [
@@ -148,3 +160,53 @@ def test_examples_are_read_line_by_line_and_a_bad_line_is_named(tmp_path: Path) 
             read_examples([bad], namespace="user:a")
     with pytest.raises(InvalidInputError, match="line 2: no namespace"):
         read_examples(["", '{"question": "q", "answers": []}'])
+
+
+def test_forbidden_memories_are_read_and_a_question_with_only_them_is_guarded() -> None:
+    read = read_examples(['{"question": "What is our budget?", "answers": ["new"], "forbid": ["old", "echo"]}',
+                          '{"question": "Which photographer?", "forbid": ["thanks"]}',
+                          '{"question": "Capital of Peru?", "answers": []}'], namespace="user:a")
+    assert [(ex.answers, ex.forbid, ex.kind) for ex in read] == [
+        (frozenset({"new"}), frozenset({"old", "echo"}), ANSWERABLE_KIND),
+        (frozenset(), frozenset({"thanks"}), GUARDED),
+        (frozenset(), frozenset(), UNANSWERABLE),
+    ]
+    for bad, says in [('{"question": "q", "forbid": "old"}', "forbid must be"),
+                      ('{"question": "q", "forbid": [""]}', "forbid must be"),
+                      ('{"question": "q"}', "answers must be"),
+                      ('{"question": "q", "answers": ["a"], "forbid": ["a"]}', "both answers and is forbidden")]:
+        with pytest.raises(InvalidInputError, match=says):
+            read_examples([bad], namespace="user:a")
+
+
+def test_a_forbidden_memory_injected_fails_the_question(engine: Hindsight) -> None:
+    question = "What's the name of our cat?"
+    loose = engine.recall(question, NS, subtree=True, track=False)  # the permissive bar: more than the cat
+    strict = engine.recall(question, NS, subtree=True, track=False, config=RecallConfig())
+    given = [h.memory.source_id for h in loose.hits]
+    assert given[0] == "cat" and "car" in given and [h.memory.source_id for h in strict.hits] == ["cat"]
+    answer_only = Example(question, NS, frozenset({"cat"}), forbid=frozenset({"car"}))
+    guarded = Example(question, NS, frozenset(), forbid=frozenset({"car"}))
+    assert not passed(loose, answer_only) and not passed(loose, guarded)
+    assert passed(strict, answer_only) and passed(strict, guarded)
+    # without the forbidden memory, the loose answer passes as before; a guarded question wants nothing
+    # but the absence of what it forbids
+    assert passed(loose, Example(question, NS, frozenset({"cat"}), forbid=frozenset({"birthday"})))
+    assert passed(strict, Example(question, NS, frozenset(), forbid=frozenset({"cat"}))) is False
+
+
+def test_guarded_questions_move_the_fit_towards_the_setting_that_lets_nothing_forbidden_in() -> None:
+    # two settings: the first answers every answerable question but lets the old value in beside the new
+    # one on 8 of 10 guarded questions; the second answers one fewer and lets nothing forbidden in
+    kinds = [ANSWERABLE_KIND] * 10 + [UNANSWERABLE] * 10 + [GUARDED] * 10
+    grid = [{"floor_anchor_base": 0.6, "floor_keep_margin": 2.5}, {"floor_anchor_base": 0.6, "floor_keep_margin": 1.5}]
+    loose = [True] * 10 + [True] * 10 + [True, False] * 1 + [False] * 8
+    tight = [True] * 9 + [False] + [True] * 10 + [True] * 10
+    report = fit(kinds, grid, [loose, tight], folds=5)
+    assert report.fitted == grid[1] and report.improved
+    assert (report.before.clean, report.before.guarded, report.after.clean, report.after.guarded) == (1, 10, 10, 10)
+    assert ("guarded questions given nothing forbidden", "1/10", "10/10") in report_rows(report)
+    # without the guarded questions the loose setting wins: it answers more
+    unguarded = fit(kinds[:20], grid, [loose[:20], tight[:20]], folds=5)
+    assert unguarded.fitted == grid[0] and not unguarded.improved
+    assert all(row[0] != "guarded questions given nothing forbidden" for row in report_rows(unguarded))
