@@ -1,11 +1,11 @@
 """The relevance floor's operating-point curve on the development data, and ``hindsight tune``'s fit of it.
 
 Issue 37 asks for the floor's operating point to be chosen from a measured curve — answerable questions
-left without their answer against questions nothing should be given memories for — on the behaviour set
-and LoCoMo together, favouring the answerable side; and a bar low enough to answer everything lets in
-what must not be shown (the old value beside the new one, small talk, another user's facts), which the
-curve counts too. This runs the same fit ``hindsight tune`` runs on a
-user's labelled questions (``hindsight_core.recall.tuning.fit``), on:
+left without their answer against questions nothing should be given memories for — on the behaviour set,
+LoCoMo and LongMemEval together, favouring the answerable side; and a bar low enough to answer
+everything lets in what must not be shown (the old value beside the new one, small talk, another user's
+facts), which the curve counts too. This runs the same fit ``hindsight tune`` runs on a user's labelled
+questions (``hindsight_core.recall.tuning.fit``), on:
 
 - the behaviour set (``bench/behaviour``): each scenario recorded as ``benchmarks/behaviour.py`` records
   it, its ``answerable`` and ``stale`` questions judged as that benchmark judges them (``expect_any`` /
@@ -15,13 +15,19 @@ user's labelled questions (``hindsight_core.recall.tuning.fit``), on:
   passing only when nothing is injected;
 - LoCoMo (``bench/locomo``): every ``--every``-th question of categories 1-4, passing when an injected hit
   (or a memory folded into one) is one of its evidence turns, and the ten off-topic queries per
-  conversation passing when nothing is injected.
+  conversation passing when nothing is injected;
+- LongMemEval (``bench/longmemeval``): every ``--lme-every``-th question, its haystack's user turns
+  recorded as ``benchmarks/longmemeval.py`` records them, passing when an injected hit is one of its
+  ``has_answer`` turns (a question that marks none: a turn of its answer sessions); and one of the
+  off-topic queries per question (in turn), passing when nothing is injected.
 
 Every setting is recalled read-only at k=5 over the namespace's tree, as the adapters recall. It prints
 the curve per data set and together, and the held-out before/after of the fit; ``--json`` writes them.
 
     .venv/bin/python benchmarks/floor_curve.py --behaviour ../shared/bench/behaviour/behaviour_dev.json \\
-        --locomo ../shared/bench/locomo/locomo_dev.json --cache /tmp/fc-cache [--embedder minilm] [--json OUT]
+        --locomo ../shared/bench/locomo/locomo_dev.json \\
+        --longmemeval ../shared/bench/longmemeval/longmemeval_dev.json --cache /tmp/fc-cache \\
+        [--embedder minilm] [--json OUT]
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ from benchmarks._measure import CachedEmbedder, Clock, iso_time
 from benchmarks.behaviour import DEFAULT_K, ScenarioRun, _replay, judge, namespaces_of
 from benchmarks.behaviour import UNANSWERABLE as ASKER_UNANSWERED
 from benchmarks.locomo import OFF_TOPIC, load
+from benchmarks.longmemeval import load as load_lme
 from hindsight_core import Hindsight, HindsightConfig
 from hindsight_core.embeddings.base import Embedder
 from hindsight_core.recall.tuning import (
@@ -128,6 +135,37 @@ def locomo_columns(path: Path, embedder: Embedder, workdir: Path, grid: list[dic
     return kinds, rows
 
 
+def lme_columns(path: Path, embedder: Embedder, workdir: Path, grid: list[dict[str, float]],
+                every: int) -> tuple[list[str], list[list[bool]]]:
+    """One namespace per question (forgotten after it), as ``benchmarks/longmemeval.py`` records them."""
+    clock = Clock()
+    hs = Hindsight(workdir / "lme", clock=clock, embedder=embedder, background_consolidation=False)
+    kinds: list[str] = []
+    rows: list[list[bool]] = [[] for _ in grid]
+    base = HindsightConfig().recall
+    try:
+        for n, q in enumerate(load_lme(path)[::every]):
+            namespace = f"lme:{q.qid}"
+            clock.current = q.now
+            hs.record_many([{"content": t.text, "session_id": t.session, "occurred_at": t.when,
+                             "source_id": t.source_id, "role": "user"} for t in q.turns], namespace)
+            # the has_answer turns, or (a question that marks none) every user turn of its answer sessions
+            answers = q.evidence_turns or {t.source_id for t in q.turns if t.session in q.evidence_sessions}
+            asked = [Example(q.text, namespace, frozenset(answers), at=q.now)] if answers else []
+            asked.append(Example(OFF_TOPIC[n % len(OFF_TOPIC)], namespace, frozenset(), at=q.now))
+            kinds += [ex.kind for ex in asked]
+            for s, setting in enumerate(grid):
+                cfg = base.model_copy(update=setting)
+                for ex in asked:
+                    result = hs.recall(ex.question, namespace, k=DEFAULT_K, now=ex.at, subtree=True, track=False,
+                                       config=cfg)
+                    rows[s].append(passed(result, ex))
+            hs.forget_namespace(namespace)
+    finally:
+        hs.close()
+    return kinds, rows
+
+
 def curve_of(kinds: Sequence[str], rows: Sequence[Sequence[bool]], grid: Sequence[dict[str, float]],
              margin: float) -> list[dict[str, Any]]:
     out = []
@@ -160,6 +198,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--behaviour", type=Path)
     parser.add_argument("--locomo", type=Path)
     parser.add_argument("--every", type=int, default=4, help="LoCoMo: every n-th question of categories 1-4")
+    parser.add_argument("--longmemeval", type=Path)
+    parser.add_argument("--lme-every", type=int, default=1, help="LongMemEval: every n-th question")
     parser.add_argument("--embedder", choices=("default", "minilm"), default="default")
     parser.add_argument("--cache", type=Path)
     parser.add_argument("--json", type=Path)
@@ -173,6 +213,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             sets["behaviour"] = behaviour_columns(args.behaviour, embedder, Path(tmp), grid)
         if args.locomo:
             sets["locomo"] = locomo_columns(args.locomo, embedder, Path(tmp), grid, args.every)
+        if args.longmemeval:
+            sets["longmemeval"] = lme_columns(args.longmemeval, embedder, Path(tmp), grid, args.lme_every)
     kinds = [k for ks, _ in sets.values() for k in ks]
     rows = [[ok for _, rs in sets.values() for ok in rs[s]] for s in range(len(grid))]
     report: TuneReport = fit(kinds, grid, rows, folds=5)

@@ -45,10 +45,13 @@ def commands(results: str = "benchmarks/results", data: str = DATA, cache: str =
                       "--json", f"{results}/scenarios.json"],
         "import_memory": ["benchmarks/import_memory.py", "--json", f"{results}/import_memory.json"],
         "floor_curve": ["benchmarks/floor_curve.py", "--behaviour", f"{data}/behaviour/behaviour_dev.json",
-                        "--locomo", f"{data}/locomo/locomo_dev.json", "--cache", f"{cache}/floor-vec",
+                        "--locomo", f"{data}/locomo/locomo_dev.json",
+                        "--longmemeval", f"{data}/longmemeval/longmemeval_dev.json", "--cache", f"{cache}/floor-vec",
                         "--json", f"{results}/floor_curve.json"],
         "floor_curve_minilm": ["benchmarks/floor_curve.py", "--behaviour", f"{data}/behaviour/behaviour_dev.json",
-                               "--locomo", f"{data}/locomo/locomo_dev.json", "--embedder", "minilm",
+                               "--locomo", f"{data}/locomo/locomo_dev.json",
+                               "--longmemeval", f"{data}/longmemeval/longmemeval_dev.json", "--lme-every", "3",
+                               "--embedder", "minilm",
                                "--cache", f"{cache}/floor-vec", "--json", f"{results}/floor_curve_minilm.json"],
     }
 
@@ -177,7 +180,8 @@ def floor_curve(r: dict[str, Any]) -> list[str]:
     clean = (f", {today['clean']}/{today['guarded']} clean" if today.get("guarded") else "",
              f", {tuned['clean']}/{tuned['guarded']} clean" if tuned.get("guarded") else "")
     out += ["", f"At today's keep margin ({margin:g}). *answered*: answerable questions with an answer among "
-            "the injected hits (behaviour: its expected text; LoCoMo: an evidence turn); *quiet*: questions "
+            "the injected hits (behaviour: its expected text; LoCoMo: an evidence turn; LongMemEval: a has_answer "
+            "turn); *quiet*: questions "
             "nothing should be injected for (off-topic ones, and the behaviour set's questions about the asker "
             "that their memory does not answer) given nothing; *clean*: the behaviour set's filler and tenant "
             "questions given nothing they forbid (small talk, another user's facts; a stale question's old "
@@ -212,8 +216,8 @@ BENCHMARKS: dict[str, tuple[str, str, Callable[[Any], list[str]]]] = {
     "import_memory": ("`hindsight import` memory", "the peak memory of importing a JSONL file, by its size "
                       "(hashed-word embedder, no model).", import_memory),
     "floor_curve": ("The relevance floor's operating points", "what each bar of the floor answers and keeps "
-                    "quiet on the behaviour set and LoCoMo (1 in 4 questions) at k=5, and what `hindsight tune` "
-                    "would move it to.", floor_curve),
+                    "quiet on the behaviour set, LoCoMo (1 in 4 questions) and LongMemEval at k=5, and what "
+                    "`hindsight tune` would move it to.", floor_curve),
     "floor_curve_minilm": ("The floor's operating points with all-MiniLM-L6-v2", "the same, with another "
                            "embedder passed as `embedder=`: where the floor fitted to the default one stands "
                            "there, and what `hindsight tune` makes of it.", floor_curve),
