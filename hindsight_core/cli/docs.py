@@ -63,10 +63,9 @@ it (the old budget the new one replaced, "Thanks, bye!", another user's fact): a
 them beside it fails, and a line with `forbid` and no `answers` is judged on that alone; `namespace`,
 `session_id` and `at` (the ISO time it was asked) are optional. It needs at least 20 answerable and 10
 unanswerable questions, and prints the operating-point curve: what each bar it tried answers, keeps
-quiet and keeps clean of what was forbidden. Each candidate setting is chosen
-on all folds but one and measured on the held one, so the table shows what the change does to questions
-it was not fitted on; `--out` writes the tuned
-`HindsightConfig` as JSON only when that is better than today's settings. Load it with
+quiet and keeps clean of what was forbidden. Each candidate setting is chosen on all folds but one and
+measured on the held one, so the table shows what the change does to questions it was not fitted on;
+`--out` writes the tuned `HindsightConfig` as JSON only when that is better than today's settings. Load it with
 `Hindsight(config=HindsightConfig.model_validate_json(path.read_text()))` or `hindsight worker --config`.
 The recalls are read-only (nothing logged or reinforced). Tune again after changing the embedder.
 """

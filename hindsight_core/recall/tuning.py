@@ -14,9 +14,9 @@ new one, "Thanks, bye!" — so an example may also name memories that must not b
 an answerable question with one injected fails, and a question with only ``forbid`` (a guarded one) is
 judged on that alone. The score is the mean of the pass rates of the kinds present, so a set with many
 more of one kind is not fitted to that kind alone, and a tie goes to the setting that answers more (then
-to the smaller change). Which setting wins is chosen on
-all folds but one and measured on the held one, fold by fold: the before/after table is what the change
-does to questions its fit did not see, and nothing is written unless that is better than today."""
+to the smaller change). Which setting wins is chosen on all folds but one and measured on the held one,
+fold by fold: the before/after table is what the change does to questions its fit did not see, and
+nothing is written unless that is better than today."""
 
 from __future__ import annotations
 
