@@ -177,13 +177,16 @@ def floor_curve(r: dict[str, Any]) -> list[str]:
     today, tuned = h["today"], h["tuned"]
     clean = (f", {today['clean']}/{today['guarded']} clean" if today.get("guarded") else "",
              f", {tuned['clean']}/{tuned['guarded']} clean" if tuned.get("guarded") else "")
+    answer = {"behaviour": "behaviour: its expected text", "locomo": "LoCoMo: an evidence turn",
+              "longmemeval": "LongMemEval: a has_answer turn"}
     out += ["", f"At today's keep margin ({margin:g}). *answered*: answerable questions with an answer among "
-            "the injected hits (behaviour: its expected text; LoCoMo: an evidence turn; LongMemEval: a has_answer "
-            "turn); *quiet*: questions "
+            f"the injected hits ({'; '.join(answer[name] for name in sets if name in answer)}); "
+            "*quiet*: questions "
             "nothing should be injected for (off-topic ones, and the behaviour set's questions about the asker "
-            "that their memory does not answer) given nothing; *clean*: the behaviour set's filler and tenant "
-            "questions given nothing they forbid (small talk, another user's facts; a stale question's old "
-            "value fails it as *answered*). The same fit `hindsight tune` runs, on 5 folds: "
+            "that their memory does not answer) given nothing"
+            + ("; *clean*: the behaviour set's filler and tenant questions given nothing they forbid (small talk, "
+               "another user's facts; a stale question's old value fails it as *answered*)" if guarded else "")
+            + ". The same fit `hindsight tune` runs, on 5 folds: "
             f"today's setting {today['answered']}/{today['answerable']} answered, {today['quiet']}/"
             f"{today['unanswerable']} quiet{clean[0]} on held-out folds (mean of the rates {h['today_score']:.3f}); "
             f"refitted ({', '.join(f'{k} {v:g}' for k, v in fit.items())}) {tuned['answered']}/"
