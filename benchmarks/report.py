@@ -49,7 +49,9 @@ def commands(results: str = "benchmarks/results", data: str = DATA, cache: str =
                         "--longmemeval", f"{data}/longmemeval/longmemeval_dev.json", "--cache", f"{cache}/floor-vec",
                         "--json", f"{results}/floor_curve.json"],
         "floor_curve_minilm": ["benchmarks/floor_curve.py", "--behaviour", f"{data}/behaviour/behaviour_dev.json",
-                               "--locomo", f"{data}/locomo/locomo_dev.json", "--embedder", "minilm",
+                               "--locomo", f"{data}/locomo/locomo_dev.json",
+                               "--longmemeval", f"{data}/longmemeval/longmemeval_dev.json", "--lme-every", "3",
+                               "--embedder", "minilm",
                                "--cache", f"{cache}/floor-vec", "--json", f"{results}/floor_curve_minilm.json"],
     }
 
