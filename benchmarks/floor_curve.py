@@ -60,7 +60,7 @@ from hindsight_core.recall.tuning import (
     Example,
     TuneReport,
     fit,
-    passed,
+    outcomes,
     settings_around,
     tally,
 )
@@ -114,22 +114,16 @@ def locomo_columns(path: Path, embedder: Embedder, workdir: Path, grid: list[dic
     hs = Hindsight(workdir / "locomo", clock=clock, embedder=embedder, background_consolidation=False)
     kinds: list[str] = []
     rows: list[list[bool]] = [[] for _ in grid]
-    base = HindsightConfig().recall
     try:
         for conv in load(path):
             namespace = f"locomo:{re.sub(r'[^A-Za-z0-9_.:-]', '_', conv.sample_id)}"
             clock.current = conv.now
             hs.record_many([{"content": t.text, "session_id": t.session, "occurred_at": t.when,
                              "source_id": t.dia_id, "role": t.text.split(":", 1)[0]} for t in conv.turns], namespace)
-            asked = [(q.text, set(q.evidence)) for q in conv.questions if 1 <= q.category <= 4][::every]
-            asked += [(text, set()) for text in OFF_TOPIC]
-            kinds += [ANSWERABLE if evidence else UNANSWERABLE for _, evidence in asked]
-            for s, setting in enumerate(grid):
-                cfg = base.model_copy(update=setting)
-                for text, evidence in asked:
-                    result = hs.recall(text, namespace, k=DEFAULT_K, now=conv.now, subtree=True, track=False,
-                                       config=cfg)
-                    rows[s].append(passed(result, Example(text, namespace, frozenset(evidence))))
+            asked = [Example(q.text, namespace, frozenset(q.evidence), at=conv.now)
+                     for q in conv.questions if 1 <= q.category <= 4][::every]
+            asked += [Example(text, namespace, frozenset(), at=conv.now) for text in OFF_TOPIC]
+            _add(kinds, rows, asked, outcomes(hs, asked, grid, k=DEFAULT_K))
     finally:
         hs.close()
     return kinds, rows
@@ -142,7 +136,6 @@ def lme_columns(path: Path, embedder: Embedder, workdir: Path, grid: list[dict[s
     hs = Hindsight(workdir / "lme", clock=clock, embedder=embedder, background_consolidation=False)
     kinds: list[str] = []
     rows: list[list[bool]] = [[] for _ in grid]
-    base = HindsightConfig().recall
     try:
         for n, q in enumerate(load_lme(path)[::every]):
             namespace = f"lme:{q.qid}"
@@ -153,17 +146,19 @@ def lme_columns(path: Path, embedder: Embedder, workdir: Path, grid: list[dict[s
             answers = q.evidence_turns or {t.source_id for t in q.turns if t.session in q.evidence_sessions}
             asked = [Example(q.text, namespace, frozenset(answers), at=q.now)] if answers else []
             asked.append(Example(OFF_TOPIC[n % len(OFF_TOPIC)], namespace, frozenset(), at=q.now))
-            kinds += [ex.kind for ex in asked]
-            for s, setting in enumerate(grid):
-                cfg = base.model_copy(update=setting)
-                for ex in asked:
-                    result = hs.recall(ex.question, namespace, k=DEFAULT_K, now=ex.at, subtree=True, track=False,
-                                       config=cfg)
-                    rows[s].append(passed(result, ex))
+            _add(kinds, rows, asked, outcomes(hs, asked, grid, k=DEFAULT_K))
             hs.forget_namespace(namespace)
     finally:
         hs.close()
     return kinds, rows
+
+
+def _add(kinds: list[str], rows: list[list[bool]], asked: Sequence[Example], passes: Sequence[Sequence[bool]]
+         ) -> None:
+    """Append ``asked``'s kinds and each setting's passes (``tuning.outcomes``) to the columns."""
+    kinds += [ex.kind for ex in asked]
+    for row, more in zip(rows, passes, strict=True):
+        row += more
 
 
 def curve_of(kinds: Sequence[str], rows: Sequence[Sequence[bool]], grid: Sequence[dict[str, float]],

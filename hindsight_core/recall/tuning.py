@@ -71,10 +71,6 @@ class Example:
     forbid: frozenset[str] = frozenset()
 
     @property
-    def answerable(self) -> bool:
-        return bool(self.answers)
-
-    @property
     def kind(self) -> str:
         if self.answers:
             return ANSWERABLE
