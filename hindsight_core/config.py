@@ -172,10 +172,6 @@ class RecallConfig(BaseModel):
     #: thanks goes on to say something (LoCoMo dev: of the 2,760 turns, 1,195 score as small talk, 77 of
     #: them have at most 3 terms; leaving out all 1,195 cost recall@10 0.18). 0: off.
     content_free_terms: int = fitted(3, "the behaviour development set and LoCoMo development conversations")
-    #: A query whose request score (``sentence_kinds.SentenceKinds.request``, signed) is above this bar
-    #: is a request, and is offered the standing facts closest to it (profile.py); 0 is the classifier's
-    #: own boundary.
-    request_bar: float = 0.0
     #: How many standing facts a request is offered; a question about the asker is offered one (it asks
     #: for one thing about them). An offer passes the relevance floor by its kind and is not reinforced:
     #: being offered is not evidence of use.

@@ -263,7 +263,7 @@ class RecallPipeline:
                 result.trace = RecallTrace()
             return result
         degraded: list[str] = []
-        shared: list[tuple[LanguageBaselines, set[str], bool]] = []
+        shared: list[tuple[LanguageBaselines, set[str], bool, bool]] = []
         query_vector = self.embedder.embed_query(query)
         parts = [
             self._candidates(query, ns, corpus, analysis, query_vector, shared, degraded, session_id=session_id,
@@ -331,7 +331,7 @@ class RecallPipeline:
 
     def _candidates(
         self, query: str, namespace: str, corpus: Corpus, analysis: QueryAnalysis, query_vector: np.ndarray,
-        shared: list[tuple[LanguageBaselines, set[str], bool]], degraded: list[str], *, session_id: str | None,
+        shared: list[tuple[LanguageBaselines, set[str], bool, bool]], degraded: list[str], *, session_id: str | None,
         layers: tuple[Layer, ...], now: datetime, k: int, past: bool = False,
     ) -> _Part:
         """Stages 2–4 and 7 for one namespace: channels, fusion, fresh rows, rerank, relevance floor.
@@ -354,14 +354,14 @@ class RecallPipeline:
         english, chinese = self.background()
         if not shared:
             first = LanguageBaselines(query_vector, english, chinese)
-            shared.append((first, self._requested(query_vector), self._about_asker(query_vector)))
-        base, requested, about_asker = shared[0]
+            shared.append((first, self._requested(query_vector), *self._about_asker(query_vector)))
+        base, requested, about_asker, asker_offered = shared[0]
         rankings: dict[str, ch.Ranked] = {
             "vector": vector,
             "keyword": ch.keyword_channel(inp, keyword_docs, keyword_values),
             "temporal": ch.temporal_channel(inp, similarity),
             "entity": ch.entity_channel(inp, similarity),
-            "profile": self._offers(inp, similarity, requested, about_asker),
+            "profile": self._offers(inp, similarity, requested, asker_offered),
             "activation": heat,
         }
         # 3. fuse, with routing and conversational context
@@ -837,7 +837,7 @@ class RecallPipeline:
     def _requested(self, query_vector: np.ndarray) -> set[str]:
         """The standing-fact kinds a query asks to be offered: ``{STATE}`` for a request (profile.py)."""
         kinds = sentence_kinds.for_embedder(self.embedder)
-        return {STATE} if kinds.request(query_vector) > self.recall_config.request_bar else set()
+        return {STATE} if kinds.is_request(query_vector) else set()
 
     def _offers(self, inp: ch.ChannelInput, similarity: ch.Similarity, requested: set[str], about_asker: bool
                 ) -> ch.Ranked:
@@ -853,9 +853,14 @@ class RecallPipeline:
             return ch.profile_channel(inp, similarity, requested, offers)
         return ch.profile_channel(inp, similarity, {STATE}, min(offers, 1)) if about_asker else []
 
-    def _about_asker(self, query_vector: np.ndarray) -> bool:
-        """Whether the query asks for a fact of the asker's own life (``SentenceKinds.about_asker``)."""
-        return sentence_kinds.for_embedder(self.embedder).about_asker(query_vector) > 0.0
+    def _about_asker(self, query_vector: np.ndarray) -> tuple[bool, bool]:
+        """Whether the query asks for a fact of the asker's own life (``SentenceKinds.about_asker``), and
+        whether the classifier is sure of it. Past its boundary the query anchors on weaker evidence (its
+        answer still needs evidence); only past the held-out margin (sentence_kinds.py) is it offered a
+        standing fact by kind alone (``_offers``): a guess may lower the bar, not stand in for evidence."""
+        kinds = sentence_kinds.for_embedder(self.embedder)
+        score = kinds.about_asker(query_vector)
+        return score > 0.0, score > kinds.about_asker_margin
 
     def _standing_of(self, memories: Sequence[Memory], vectors: np.ndarray) -> list[tuple[str, ...]]:
         """The kinds (standing fact, content-free) of memories being added to a snapshot (``CorpusCache``)."""

@@ -19,6 +19,14 @@ question about the asker ("What's my trade?", "我是做什么的？") can only 
 it anchors on weaker evidence, as a history cue does, while general and how-to questions phrased with
 "I" or "my" ("How do I reset my router?") are its counter-examples.
 
+The two query kinds let memories past the relevance floor by kind alone (a request is offered standing
+facts, a question about the asker anchors on weaker evidence), so a query is taken to be of such a kind
+only above the score its classifier gives the examples it was not fitted on: each counter-example is
+scored by the fit on all the others (leave-one-out), and the highest such score is the margin a query
+must exceed (never below the classifier's own boundary, 0). An embedder that tells the kinds apart has
+no counter-example above 0 (multilingual-e5-small: margins 0 and 0); an English-only one that scores
+"谢谢，很有帮助！" as a request gets the margin that rejects it, and with it every query it is as unsure of.
+
 The weights for the default embedder ship with the package (``SHIPPED``); for any other embedder they are
 fitted on first use and kept for the process."""
 
@@ -689,8 +697,9 @@ NOT_ABOUT_ASKER: tuple[str, ...] = (
 
 @dataclass(frozen=True)
 class SentenceKinds:
-    """The classifiers for one embedder: ``request(query_vector)``, ``standing(vectors)``,
-    ``change(vectors)`` and ``content_free(vectors)`` return a signed score (positive: of the kind)."""
+    """The classifiers for one embedder: ``request(query_vector)``, ``about_asker(query_vector)``,
+    ``standing(vectors)``, ``change(vectors)`` and ``content_free(vectors)`` return a signed score
+    (positive: of the kind); ``is_request`` also asks the query to clear the held-out margin."""
 
     request_weights: np.ndarray
     request_bias: float
@@ -702,12 +711,18 @@ class SentenceKinds:
     content_free_bias: float
     about_asker_weights: np.ndarray
     about_asker_bias: float
+    #: The highest score a held-out counter-example of the kind got (at least 0): see the module's docstring.
+    request_margin: float
+    about_asker_margin: float
 
     def request(self, query_vector: np.ndarray) -> float:
         return float(query_vector @ self.request_weights + self.request_bias)
 
     def about_asker(self, query_vector: np.ndarray) -> float:
         return float(query_vector @ self.about_asker_weights + self.about_asker_bias)
+
+    def is_request(self, query_vector: np.ndarray) -> bool:
+        return self.request(query_vector) > self.request_margin
 
     def standing(self, vectors: np.ndarray) -> np.ndarray:
         return np.asarray(vectors @ self.standing_weights + self.standing_bias, dtype=np.float32)
@@ -727,6 +742,21 @@ def _ridge(positive: np.ndarray, negative: np.ndarray, alpha: float) -> tuple[np
     centred = x - mean
     weights = np.linalg.solve(centred.T @ centred + alpha * np.eye(x.shape[1]), centred.T @ (y - y.mean()))
     return weights.astype(np.float32), float(y.mean() - mean @ weights)
+
+
+def held_out_margin(positive: np.ndarray, negative: np.ndarray, alpha: float) -> float:
+    """The highest score ``_ridge`` gives a negative example when fitted on all the other examples, or 0.
+
+    Closed form: for ridge regression with an unpenalised intercept, the prediction for example ``i``
+    without it is ``y_i - r_i / (1 - h_ii)``, with ``r`` the residuals and ``h`` the hat matrix
+    ``1/n + K (K + alpha I)^-1`` of the centred Gram matrix ``K``: one n-by-n solve, not n fits."""
+    x = np.vstack([positive, negative]).astype(np.float64)
+    y = np.concatenate([np.ones(len(positive)), -np.ones(len(negative))])
+    centred = x - x.mean(axis=0)
+    gram = centred @ centred.T
+    hat = 1.0 / len(x) + np.linalg.solve(gram + alpha * np.eye(len(x)), gram).T
+    held_out = y - (y - hat @ y) / (1.0 - np.diag(hat))
+    return max(0.0, float(held_out[len(positive):].max()))
 
 
 def fit(embedder: Embedder, alpha: float) -> SentenceKinds:
@@ -750,7 +780,9 @@ def fit(embedder: Embedder, alpha: float) -> SentenceKinds:
     asker = np.stack([embedder.embed_query(t) for t in (*ABOUT_ASKER, *NOT_ABOUT_ASKER)])
     asker_w, asker_b = _ridge(asker[: len(ABOUT_ASKER)], asker[len(ABOUT_ASKER):], alpha)
     return SentenceKinds(request_w, request_b, standing_w, standing_b, change_w, change_b, free_w, free_b,
-                         asker_w, asker_b)
+                         asker_w, asker_b,
+                         held_out_margin(queries[: len(REQUESTS)], queries[len(REQUESTS):], alpha),
+                         held_out_margin(asker[: len(ABOUT_ASKER)], asker[len(ABOUT_ASKER):], alpha))
 
 
 #: Weights fitted for the default embedder, shipped so that a process does not embed the examples
@@ -785,7 +817,8 @@ def shipped(embedder: Embedder) -> SentenceKinds | None:
     return SentenceKinds(weights("request"), float(saved["request_bias"]), weights("standing"),
                          float(saved["standing_bias"]), weights("change"), float(saved["change_bias"]),
                          weights("content_free"), float(saved["content_free_bias"]),
-                         weights("about_asker"), float(saved["about_asker_bias"]))
+                         weights("about_asker"), float(saved["about_asker_bias"]),
+                         float(saved["request_margin"]), float(saved["about_asker_margin"]))
 
 
 def for_embedder(embedder: Embedder) -> SentenceKinds:
@@ -804,6 +837,7 @@ def save(embedder: Embedder, path: Path = SHIPPED) -> SentenceKinds:
     for kind in ("request", "standing", "change", "content_free", "about_asker"):
         saved[f"{kind}_weights"] = [round(float(v), 7) for v in getattr(kinds, f"{kind}_weights")]
         saved[f"{kind}_bias"] = getattr(kinds, f"{kind}_bias")
+    saved["request_margin"], saved["about_asker_margin"] = kinds.request_margin, kinds.about_asker_margin
     path.write_text(json.dumps(saved) + "\n", encoding="utf-8")
     return kinds
 

@@ -63,6 +63,8 @@ def test_the_shipped_weights_are_todays_fit(embedder: E5Embedder, tmp_path: Path
     assert np.abs(shipped_requests - np.array([fresh.request(q) for q in queries])).max() < 0.05
     shipped_asker = np.array([kinds.about_asker(q) for q in queries])
     assert np.abs(shipped_asker - np.array([fresh.about_asker(q) for q in queries])).max() < 0.05
+    assert kinds.request_margin == pytest.approx(fresh.request_margin, abs=0.05)
+    assert kinds.about_asker_margin == pytest.approx(fresh.about_asker_margin, abs=0.05)
     documents = embedder.embed_documents([*sentence_kinds.STANDING, *sentence_kinds.NOT_STANDING,
                                           *sentence_kinds.CHANGES, *sentence_kinds.NOT_CHANGES,
                                           *sentence_kinds.CONTENT_FREE, *sentence_kinds.SHORT_CONTENT,
