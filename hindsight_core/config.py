@@ -128,8 +128,7 @@ class RecallConfig(BaseModel):
     #: 0, 0.1, 0.2, 0.4 (docs/benchmark-log.md, "A context share that follows the speaker").
     #: ``context_weight`` restores the old, speaker-blind rule.
     context_same_speaker_weight: float = fitted(0.1, "LongMemEval's tune part", ge=0.0)
-    #: Final score ``alpha·relevance + beta·importance·decay + gamma·frequency``.
-    alpha: float = fitted(1.0, "the development sets")
+    #: Final score ``relevance + beta·importance·decay + gamma·frequency`` (scoring.py: relevance weighs 1).
     beta: float = fitted(0.1, "the development sets")
     gamma: float = fitted(0.05, "the development sets")
     #: Taken off the final score of a memory demoted on request (``Hindsight.demote``): relevance is at

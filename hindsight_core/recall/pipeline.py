@@ -493,7 +493,7 @@ class RecallPipeline:
             if relevances is not None:
                 relevances[mid] = relevance
             total, _, _ = final_score(
-                memory, relevance, now_ts=now_ts, rate=p.rates[memory.layer], alpha=cfg.alpha, beta=cfg.beta,
+                memory, relevance, now_ts=now_ts, rate=p.rates[memory.layer], beta=cfg.beta,
                 gamma=cfg.gamma, max_access=max_access,
             )
             if mid in p.demoted:

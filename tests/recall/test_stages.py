@@ -82,7 +82,7 @@ def test_neighbours_receive_a_share_of_a_candidate_score() -> None:
 
 
 def test_final_score_prefers_important_fresh_and_used_memories() -> None:
-    kw = {"now_ts": NOW.timestamp(), "rate": 1e-6, "alpha": 1.0, "beta": 0.2, "gamma": 0.1, "max_access": 10}
+    kw = {"now_ts": NOW.timestamp(), "rate": 1e-6, "beta": 0.2, "gamma": 0.1, "max_access": 10}
     plain = memory("x", activation=Activation(log_base=0.0, ref_time=NOW.timestamp()))
     important = memory("x", importance=5, activation=Activation(log_base=0.0, ref_time=NOW.timestamp()))
     stale = memory("x", activation=Activation(log_base=0.0, ref_time=NOW.timestamp() - 30 * 86400))
