@@ -444,12 +444,15 @@ class RecallPipeline:
         # its answer can be nowhere else, though e5 puts "trade" far from "I'm a plumber"
         history = bool(analysis.history_cues or window) or about_asker
         kept = apply_floor(evidence, cfg, history=history, size=corpus.size)
-        if not requested and offers and not kept:
-            # a question about the asker that nothing answers on its evidence gets its offer (_offers);
-            # one that something answers does not: the closest standing fact may be the old value
+        if not requested and offers and all(is_question(fresh[mid].content) for mid in kept):
+            # a question about the asker that nothing answers on its evidence gets its offer (_offers): what
+            # cleared the floor, if anything, are questions the person asked ("What's the past tense of
+            # spin?" for "What's my job?"), which state nothing about them, so they give the offer their
+            # place; one that something answers does not: the closest standing fact may be the old value
             # ("I work as a nurse") beside the answer ("I got a new job as a teacher")
             evidence.update({mid: replace(evidence[mid], standing=True) for mid in offers if mid in evidence})
-            kept = apply_floor(evidence, cfg, history=history, size=corpus.size)
+            kept = {mid for mid in apply_floor(evidence, cfg, history=history, size=corpus.size)
+                    if not is_question(fresh[mid].content)}
         keep_bar = floor_bars(cfg, history=history, size=corpus.size)[1]
         offered = {mid for mid in kept if evidence[mid].standing and not clears(evidence[mid], cfg, keep_bar)}
         # 6a. recall-time updates (supersede.py): an older value hands its place to the newer one
@@ -843,11 +846,11 @@ class RecallPipeline:
                 ) -> ch.Ranked:
         """The standing facts offered to the query (profile.py), which pass the floor by their kind: for a
         request, the ``standing_offers`` closest (a dinner suggestion bears on a diet and an allergy alike);
-        for a question about the asker, the closest one, and only when nothing clears the floor on its own
-        evidence (``_candidates``). e5 puts "我是做哪一行的？" barely above unrelated sentences from "我叫林峰，
-        在厦门当牙医。" (z 0.2), so no relevance bar tells it from an unanswerable question about the asker
-        (docs/benchmark-log.md); a question asks for one thing about the person, so one standing fact of
-        theirs is what it is offered."""
+        for a question about the asker, the closest one, and only when nothing but the asker's own questions
+        clears the floor on its own evidence (``_candidates``). e5 puts "我是做哪一行的？" barely above
+        unrelated sentences from "我叫林峰，在厦门当牙医。" (z 0.2), so no relevance bar tells it from an
+        unanswerable question about the asker (docs/benchmark-log.md); a question asks for one thing about
+        the person, so one standing fact of theirs is what it is offered."""
         offers = self.recall_config.standing_offers
         if requested:
             return ch.profile_channel(inp, similarity, requested, offers)

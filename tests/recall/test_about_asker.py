@@ -7,7 +7,7 @@ The questions below are not among the classifier's training examples."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
@@ -72,3 +72,27 @@ def test_a_question_that_its_evidence_answers_gets_no_offer(engine: Hindsight) -
     result = engine.recall("What did I tell you yesterday?", ns, now=datetime(2026, 3, 10, 9, 0, tzinfo=UTC),
                            track=False)
     assert [h.memory.content for h in result.hits] == ["I need to buy a birthday present for my nephew."]
+
+
+def test_the_persons_own_questions_do_not_answer_a_question_about_them(engine: Hindsight) -> None:
+    """Forty homework questions and one statement of the person's job: "What's the past tense of teach?"
+    clears the floor for "What's my job?" (the same "What's ...?" form) where "I'm a lawyer" does not. A
+    question the person asked states nothing about them, so it does not count as an answer: the offer of
+    their closest standing fact takes the place of such questions."""
+    ns = "user:priya"
+    verbs = ["swim", "run", "begin", "drink", "ring", "sing", "sink", "spin", "bring", "think", "teach",
+             "catch", "fight", "seek", "fly", "draw", "grow", "throw", "blow", "know"]
+    homework = [f"What's the past tense of {v}?" for v in verbs] + [f"Can you use '{v}' in a sentence?"
+                                                                    for v in verbs]
+    start = datetime(2026, 3, 1, 20, 0, tzinfo=UTC)
+    for n, text in enumerate(homework[:20]):
+        engine.record(text, ns, session_id=f"h{n // 10}", role="user", occurred_at=start + timedelta(minutes=n))
+    engine.record("I'm a lawyer, I practise in Leeds.", ns, session_id="s1", role="user",
+                  occurred_at=start + timedelta(hours=1))
+    for n, text in enumerate(homework[20:]):
+        engine.record(text, ns, session_id=f"h{2 + n // 10}", role="user", occurred_at=start + timedelta(days=1 + n))
+    now = start + timedelta(days=30)
+    result = engine.recall("What's my job?", ns, now=now, track=False)
+    assert [h.memory.content for h in result.hits] == ["I'm a lawyer, I practise in Leeds."]
+    assert "past tense of teach" in engine.recall("What's the past tense of teach?", ns, now=now,
+                                                  track=False).to_prompt()
