@@ -20,11 +20,11 @@ it anchors on weaker evidence, as a history cue does, while general and how-to q
 "I" or "my" ("How do I reset my router?") are its counter-examples.
 
 The two query kinds let memories past the relevance floor by kind alone (a request is offered standing
-facts, a question about the asker anchors on weaker evidence), so a query is taken to be of such a kind
-only above the score its classifier gives the examples it was not fitted on: each counter-example is
-scored by the fit on all the others (leave-one-out), and the highest such score is the margin a query
-must exceed (never below the classifier's own boundary, 0). An embedder that tells the kinds apart has
-no counter-example above 0 (multilingual-e5-small: margins 0 and 0); an English-only one that scores
+facts, a question about the asker that nothing answers is offered one), so such an offer is made only
+above the score the classifier gives the examples it was not fitted on: each counter-example is scored
+by the fit on all the others (leave-one-out), and the highest such score is the margin a query must
+exceed (never below the classifier's own boundary, 0). An embedder that tells the kinds apart has no
+counter-example above 0 (multilingual-e5-small: margins 0 and 0); an English-only one that scores
 "谢谢，很有帮助！" as a request gets the margin that rejects it, and with it every query it is as unsure of.
 
 The weights for the default embedder ship with the package (``SHIPPED``); for any other embedder they are
