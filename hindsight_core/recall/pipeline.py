@@ -15,6 +15,7 @@ from contextlib import AbstractContextManager
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from typing import NamedTuple
 
 import numpy as np
 
@@ -98,6 +99,17 @@ class CachedCounter:
                 self._memo.clear()
             self._memo[text] = value
         return value
+
+
+class _QueryReading(NamedTuple):
+    """What a recall reads off its query once and uses in every namespace it searches."""
+
+    baselines: LanguageBaselines
+    #: The standing-fact kinds it asks to be offered (a request: ``_requested``).
+    requested: set[str]
+    #: About the asker: anchors on weaker evidence; ``asker_offered``: sure of it, so offered a fact by kind.
+    about_asker: bool
+    asker_offered: bool
 
 
 @dataclass
@@ -263,7 +275,7 @@ class RecallPipeline:
                 result.trace = RecallTrace()
             return result
         degraded: list[str] = []
-        shared: list[tuple[LanguageBaselines, set[str], bool, bool]] = []
+        shared: list[_QueryReading] = []
         query_vector = self.embedder.embed_query(query)
         parts = [
             self._candidates(query, ns, corpus, analysis, query_vector, shared, degraded, session_id=session_id,
@@ -331,7 +343,7 @@ class RecallPipeline:
 
     def _candidates(
         self, query: str, namespace: str, corpus: Corpus, analysis: QueryAnalysis, query_vector: np.ndarray,
-        shared: list[tuple[LanguageBaselines, set[str], bool, bool]], degraded: list[str], *, session_id: str | None,
+        shared: list[_QueryReading], degraded: list[str], *, session_id: str | None,
         layers: tuple[Layer, ...], now: datetime, k: int, past: bool = False,
     ) -> _Part:
         """Stages 2–4 and 7 for one namespace: channels, fusion, fresh rows, rerank, relevance floor.
@@ -354,7 +366,7 @@ class RecallPipeline:
         english, chinese = self.background()
         if not shared:
             first = LanguageBaselines(query_vector, english, chinese)
-            shared.append((first, self._requested(query_vector), *self._about_asker(query_vector)))
+            shared.append(_QueryReading(first, self._requested(query_vector), *self._about_asker(query_vector)))
         base, requested, about_asker, asker_offered = shared[0]
         rankings: dict[str, ch.Ranked] = {
             "vector": vector,

@@ -734,13 +734,17 @@ class SentenceKinds:
         return np.asarray(vectors @ self.content_free_weights + self.content_free_bias, dtype=np.float32)
 
 
+def _examples(positive: np.ndarray, negative: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(centred vectors, their mean, targets +1 / -1)`` of a classifier's labelled examples."""
+    x = np.vstack([positive, negative]).astype(np.float64)
+    mean = x.mean(axis=0)
+    return x - mean, mean, np.concatenate([np.ones(len(positive)), -np.ones(len(negative))])
+
+
 def _ridge(positive: np.ndarray, negative: np.ndarray, alpha: float) -> tuple[np.ndarray, float]:
     """Least squares to +1 / -1 with an L2 penalty, on centred vectors (the bias is not penalised)."""
-    x = np.vstack([positive, negative]).astype(np.float64)
-    y = np.concatenate([np.ones(len(positive)), -np.ones(len(negative))])
-    mean = x.mean(axis=0)
-    centred = x - mean
-    weights = np.linalg.solve(centred.T @ centred + alpha * np.eye(x.shape[1]), centred.T @ (y - y.mean()))
+    centred, mean, y = _examples(positive, negative)
+    weights = np.linalg.solve(centred.T @ centred + alpha * np.eye(centred.shape[1]), centred.T @ (y - y.mean()))
     return weights.astype(np.float32), float(y.mean() - mean @ weights)
 
 
@@ -750,11 +754,9 @@ def held_out_margin(positive: np.ndarray, negative: np.ndarray, alpha: float) ->
     Closed form: for ridge regression with an unpenalised intercept, the prediction for example ``i``
     without it is ``y_i - r_i / (1 - h_ii)``, with ``r`` the residuals and ``h`` the hat matrix
     ``1/n + K (K + alpha I)^-1`` of the centred Gram matrix ``K``: one n-by-n solve, not n fits."""
-    x = np.vstack([positive, negative]).astype(np.float64)
-    y = np.concatenate([np.ones(len(positive)), -np.ones(len(negative))])
-    centred = x - x.mean(axis=0)
+    centred, _, y = _examples(positive, negative)
     gram = centred @ centred.T
-    hat = 1.0 / len(x) + np.linalg.solve(gram + alpha * np.eye(len(x)), gram).T
+    hat = 1.0 / len(y) + np.linalg.solve(gram + alpha * np.eye(len(y)), gram).T
     held_out = y - (y - hat @ y) / (1.0 - np.diag(hat))
     return max(0.0, float(held_out[len(positive):].max()))
 
