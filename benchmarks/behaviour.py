@@ -43,7 +43,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._measure import CachedEmbedder, Clock, iso_time
+from benchmarks._measure import CachedEmbedder, Clock, iso_time, named_embedder
 from hindsight_core import Hindsight, HindsightConfig
 from hindsight_core.embeddings.base import Embedder
 
@@ -291,18 +291,10 @@ def print_figures(result: dict[str, Any]) -> None:
 
 
 def make_embedder(name: str, cache: Path | None) -> Embedder:
-    """``default``: the engine's bundled model (one instance for every scenario's engine: the vectors are
-    the same, the model loads once); ``hash``: the model-free ``HashedWordEmbedder``, whose figures
-    measure the engine's rules, not the model, and are not comparable with the reference's."""
-    from hindsight_core.embeddings.resolve import resolve_embedder
-
-    if name == "hash":
-        from hindsight_core.embeddings.hashed import HashedWordEmbedder
-
-        embedder: Embedder = HashedWordEmbedder()
-    else:
-        embedder = resolve_embedder(None)
-    return CachedEmbedder(embedder, cache) if cache is not None else embedder
+    """One instance for every scenario's engine (the vectors are the same, the model loads once), its
+    document vectors cached per model (``named_embedder``)."""
+    embedder = named_embedder(name)
+    return CachedEmbedder(embedder, cache if name == "default" else cache / name) if cache is not None else embedder
 
 
 def config_with(overrides: Sequence[str]) -> HindsightConfig:
@@ -320,7 +312,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only", nargs="*", default=None, help="run the scenarios whose id contains one of these")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override a RecallConfig field, e.g. --set supersede_z=2.7")
-    parser.add_argument("--embedder", choices=["default", "hash"], default="default",
+    parser.add_argument("--embedder", choices=["default", "minilm", "hash"], default="default",
                         help="hash: the deterministic model-free embedder (not comparable with the reference)")
     parser.add_argument("--cache", type=Path, help="a directory caching document vectors across runs")
     parser.add_argument("--unanswerable", action="store_true",

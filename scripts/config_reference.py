@@ -97,8 +97,6 @@ FIELD_NOTES: dict[str, str] = {
     "recall.default_budget_tokens": "Token budget of the injected prompt when no `budget_tokens=` is given.",
     "recall.rrf_k": "The `rrf_k` constant of reciprocal-rank fusion (`fusion=\"rrf\"`).",
     "recall.channel_weights": "Weight of each recall channel in the fusion.",
-    "recall.beta": "Weight of `importance·decay` in the final score (relevance weighs 1).",
-    "recall.gamma": "Weight of recall frequency in the final score (relevance weighs 1).",
     "recall.rerank_top_n": "Candidates the reranker rescores.",
     "recall.floor_anchor_base": "Base of the bar some candidate must reach (see `floor_coverage_weight`).",
     "recall.floor_anchor_spread": "Growth of that bar with the namespace size (see `floor_coverage_weight`).",

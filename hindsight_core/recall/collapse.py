@@ -34,9 +34,8 @@ from hindsight_core.types import AGENT_ROLES, Layer
 class Sameness:
     """How to tell two memories apart (``RecallConfig``)."""
 
-    #: z of the pair's cosine against the background for adjacent turns (echoes); ``None``: off
-    echo_z: float | None
-    #: z for any two memories, together with ``overlap``; ``None``: off
+    #: z of the pair's cosine against the background: with ``overlap`` for any two memories, alone for
+    #: the agent's adjacent reply to a turn (an echo); ``None``: off
     duplicate_z: float | None
     #: idf-weighted share of the two memories' distinct terms they have in common
     overlap: float
@@ -124,7 +123,7 @@ class _Pairs:
         #: the two vectors (the one a decision uses) to fall on the same side.
         self.z = np.zeros((n, n))
         self.slack = np.full((n, n), np.inf)
-        bars = [bar for bar in (same.echo_z, same.duplicate_z) if bar is not None]
+        bars = [] if same.duplicate_z is None else [same.duplicate_z]
         self.bars = bars
         if not bars:
             return
@@ -169,10 +168,10 @@ class _Pairs:
             z = min(float(sa.z(float(va @ vb))), float(sb.z(float(vb @ va))))
         same = self.sameness
         echo = self.agent[a] != self.agent[b]
-        if same.echo_z is not None and z >= same.echo_z and echo and adjacent(ma.id, mb.id):
-            return True
         if same.duplicate_z is None or z < same.duplicate_z:
             return False
+        if echo and adjacent(ma.id, mb.id):
+            return True
         ta, tb = self.terms_of(a), self.terms_of(b)
         if ta is None or tb is None:
             return False

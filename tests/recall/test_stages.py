@@ -16,12 +16,11 @@ from hindsight_core.recall.floor import (
 )
 from hindsight_core.recall.fusion import route, rrf, spread_to_neighbours
 from hindsight_core.recall.keyword import ENGLISH_STOPWORDS, KeywordIndex, tokenize
-from hindsight_core.recall.scoring import final_score
 from hindsight_core.recall.types import QueryAnalysis, RecallHit, TimeWindow
 from hindsight_core.text.clauses import clauses
 from hindsight_core.text.script import is_cjk
 from hindsight_core.text.tokens import default_token_counter
-from hindsight_core.types import Activation, Memory
+from hindsight_core.types import Memory
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
 
@@ -79,19 +78,6 @@ def test_neighbours_receive_a_share_of_a_candidate_score() -> None:
     spread = spread_to_neighbours({"q": 1.0}, {"q": ["prev", "next"]}, 0.3)
     assert spread == {"q": 1.0, "prev": 0.3, "next": 0.3}
     assert spread_to_neighbours({"q": 1.0}, {"q": ["x"]}, 0.0) == {"q": 1.0}
-
-
-def test_final_score_prefers_important_fresh_and_used_memories() -> None:
-    kw = {"now_ts": NOW.timestamp(), "rate": 1e-6, "beta": 0.2, "gamma": 0.1, "max_access": 10}
-    plain = memory("x", activation=Activation(log_base=0.0, ref_time=NOW.timestamp()))
-    important = memory("x", importance=5, activation=Activation(log_base=0.0, ref_time=NOW.timestamp()))
-    stale = memory("x", activation=Activation(log_base=0.0, ref_time=NOW.timestamp() - 30 * 86400))
-    used = memory("x", access_count=10, activation=Activation(log_base=0.0, ref_time=NOW.timestamp()))
-    base = final_score(plain, 0.5, **kw)[0]  # type: ignore[arg-type]
-    assert final_score(important, 0.5, **kw)[0] > base  # type: ignore[arg-type]
-    assert final_score(stale, 0.5, **kw)[0] < base  # type: ignore[arg-type]
-    assert final_score(used, 0.5, **kw)[0] > base  # type: ignore[arg-type]
-    assert final_score(plain, 0.9, **kw)[0] > final_score(important, 0.5, **kw)[0]  # type: ignore[arg-type]
 
 
 def test_floor_baselines_compare_within_a_language(embedder: object) -> None:
