@@ -100,7 +100,9 @@ def named_embedder(name: str) -> Embedder:
 class CachedEmbedder:
     """The default embedder with a disk cache of document vectors (keyed by the SHA-1 of the text).
 
-    It keeps the wrapped model's ``name``: the vectors are that model's, computed once."""
+    It keeps the wrapped model's ``name``: the vectors are that model's, computed once. A cache holds one
+    model's vectors (named in its ``model.txt``): two models of one width would otherwise read each
+    other's vectors by the same text and measure neither."""
 
     def __init__(self, inner: Embedder, cache: Path) -> None:
         self.inner = inner
@@ -108,6 +110,10 @@ class CachedEmbedder:
         self.dim = inner.dim
         self.cache = cache
         cache.mkdir(parents=True, exist_ok=True)
+        marker = cache / "model.txt"
+        if marker.exists() and (held := marker.read_text(encoding="utf-8").strip()) != inner.name:
+            raise ValueError(f"{cache} caches the vectors of {held}, not of {inner.name}: use another directory")
+        marker.write_text(inner.name + "\n", encoding="utf-8")
         self.vectors: dict[str, np.ndarray] = {}
         for chunk in sorted(cache.glob("*.npz")):
             data = np.load(chunk)

@@ -9,6 +9,8 @@ import shutil
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -41,3 +43,15 @@ def test_compact_drops_per_question_rows_and_keeps_counts() -> None:
     full = {"data": {"questions": 3}, "per_question": {"a": [1, 2]}, "off_topic": {"asked": 2, "margins": [0.1]}}
     assert report.compact(full) == {"data": {"questions": 3}, "off_topic": {"asked": 2}}
     assert json.loads(json.dumps(report.compact(full)))  # stays JSON
+
+
+def test_a_vector_cache_refuses_another_models_vectors(tmp_path: Path) -> None:
+    from benchmarks._measure import CachedEmbedder
+    from hindsight_core.embeddings.hashed import HashedWordEmbedder
+
+    first = CachedEmbedder(HashedWordEmbedder(name="words-a"), tmp_path)
+    stored = first.embed_documents(["I live in Lisbon."])
+    again = CachedEmbedder(HashedWordEmbedder(name="words-a"), tmp_path)
+    assert again.has("I live in Lisbon.") and (again.embed_documents(["I live in Lisbon."]) == stored).all()
+    with pytest.raises(ValueError, match="words-a"):
+        CachedEmbedder(HashedWordEmbedder(name="words-b"), tmp_path)
