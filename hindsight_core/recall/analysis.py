@@ -303,6 +303,18 @@ _ZH_SELF_QUESTION = re.compile(
 )
 
 
+#: "last time", "our last chat", "the previous conversation", "上次", "上回": the last conversation as a
+#: unit of time, as "last week" is a calendar one.
+_LAST_CONVERSATION = re.compile(
+    r"\b(?:last|latest|previous|most recent) (?:time|chat|conversation|session|talk)\b|\bour last\b|上次|上回",
+    re.IGNORECASE,
+)
+
+
+def refers_to_last_conversation(text: str) -> bool:
+    return bool(_LAST_CONVERSATION.search(text))
+
+
 def is_about_user(text: str) -> bool:
     """Whether the query asks something about the user themself (not how-to or can-you requests)."""
     return bool(_EN_SELF_QUESTION.search(text) or _ZH_SELF_QUESTION.search(text))
@@ -340,4 +352,5 @@ def analyze(query: str, now: datetime, known_entities: list[str] | None = None) 
         time_window=find_time_window(query, now),
         entities=entities,
         about_user=is_about_user(query),
+        last_conversation=refers_to_last_conversation(query),
     )

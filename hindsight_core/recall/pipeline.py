@@ -463,6 +463,12 @@ class RecallPipeline:
             evidence.update({mid: replace(evidence[mid], standing=True) for mid in offers if mid in evidence})
             kept = {mid for mid in apply_floor(evidence, cfg, history=history, size=corpus.size)
                     if not is_question(fresh[mid].content)}
+        if not kept and analysis.last_conversation and window is None:
+            # "What did we conclude last time?" names no content to match: its answer is the last
+            # conversation itself, its time window, as "last week" names a week
+            last = self._last_session(ordered, fresh, session_id)
+            evidence.update({mid: replace(evidence[mid], in_window=True) for mid in last})
+            kept = apply_floor(evidence, cfg, history=history, size=corpus.size)
         keep_bar = floor_bars(cfg, history=history, size=corpus.size)[1]
         offered = {mid for mid in kept if evidence[mid].standing and not clears(evidence[mid], cfg, keep_bar)}
         # 6a. recall-time updates (supersede.py): an older value hands its place to the newer one
@@ -481,6 +487,18 @@ class RecallPipeline:
             demoted=set() if past else demotions.demoted_among(self.store, kept),
             starting={mid for mid in kept if fresh[mid].starting},
         )
+
+    @staticmethod
+    def _last_session(ordered: Sequence[tuple[str, float]], fresh: Mapping[str, Memory],
+                      session_id: str | None) -> list[str]:
+        """The candidates said in the latest session before the current one (``session_id``): episodes
+        only, a distilled fact being no one's turn."""
+        turns = [fresh[mid] for mid, _ in ordered
+                 if fresh[mid].layer == Layer.EPISODIC and fresh[mid].session_id not in (None, session_id)]
+        if not turns:
+            return []
+        latest = max(turns, key=lambda m: m.occurred_at).session_id
+        return [m.id for m in turns if m.session_id == latest]
 
     def _final_scores(
         self, p: _Part, top_fused: float, relevances: dict[str, float] | None

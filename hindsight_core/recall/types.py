@@ -30,6 +30,10 @@ class QueryAnalysis(BaseModel):
     #: lower its bar for it: unrelated questions are asked about the user too ("what did my accountant
     #: say ..."), and on LongMemEval that relief let them through (docs/benchmark-log.md).
     about_user: bool = False
+    #: The query refers to the last conversation as a whole ("What did we conclude last time?",
+    #: "上次聊了什么？"): a time expression whose unit is a session, not a calendar unit. When nothing
+    #: clears the floor, the last session before the current one is its time window (pipeline.py).
+    last_conversation: bool = False
 
     @property
     def has_history_cue(self) -> bool:
