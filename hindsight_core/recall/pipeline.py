@@ -293,18 +293,22 @@ class RecallPipeline:
                 for p in parts:
                     self._record(p.namespace, result, session_id, now, p.rankings, [], {}, 1.0)
             return result
-        # 5. final score, on one scale over every namespace searched
-        top_fused = max(max(score for _, score in p.keep) for p in parts if p.keep)
-        top_fused = max(abs(top_fused), 1e-9)  # the scale only: every kept score may be below average
+        # 5. final score, on one scale over every namespace searched: the best kept candidate's relevance
+        # is 1, and none falls below 0 (every kept score may be below the namespace's average, or only one
+        # candidate kept, whose fused score is then 0)
+        fused = [score for p in parts for _, score in p.keep]
+        top = max(fused)
+        scale = max(abs(top), top - min(fused), 1e-9)
         scored: list[RecallHit] = []
         considered: list[RecallHit] = []
         relevances: dict[str, float] = {}
         for p in parts:
-            own = self._final_scores(p, top_fused, relevances if trace is not None else None)
+            own = self._final_scores(p, top, scale, relevances if trace is not None else None)
             considered += own  # the trace shows every kept candidate, collapsed or not
             scored += self._collapse(own, p.corpus, base, english, chinese)
-        scored.sort(key=lambda h: -h.score)
-        considered.sort(key=lambda h: -h.score)
+        penalised = {mid for p in parts for mid in p.demoted | p.starting}
+        scored.sort(key=lambda h: (-h.score, h.memory.id in penalised))
+        considered.sort(key=lambda h: (-h.score, h.memory.id in penalised))
         if trace is not None:  # before packing: rendering adds cited sources to a hit's sources
             heads = {h.memory.id for h in scored}
             candidates = {h.memory.id for h in considered}
@@ -501,13 +505,15 @@ class RecallPipeline:
         return [m.id for m in turns if m.session_id == latest]
 
     def _final_scores(
-        self, p: _Part, top_fused: float, relevances: dict[str, float] | None
+        self, p: _Part, top: float, scale: float, relevances: dict[str, float] | None
     ) -> list[RecallHit]:
-        """Stage 5 for one namespace's kept candidates, on the scale ``top_fused`` sets: the final score is
-        the relevance (its fused score over the best one, or the reranker's), less the penalties of a demoted
-        or a starting memory. A memory's strength and use enter through the activation channel's vote in
-        the fusion; a second, additive term for them here cost LoCoMo dev recall@10 0.011 and changed
-        nothing on the behaviour set or LongMemEval (docs/benchmark-log.md)."""
+        """Stage 5 for one namespace's kept candidates, on the scale of every namespace searched (``top``,
+        the best fused score, and ``scale``): the final score is the relevance (1 less how far the fused
+        score is from the best, in ``scale``, or the reranker's), less the penalties of a demoted or a
+        starting memory, which rank after a memory of the same score that has none. A memory's strength
+        and use enter through the activation channel's vote in the fusion; a second, additive term for
+        them here cost LoCoMo dev recall@10 0.011 and changed nothing on the behaviour set or LongMemEval
+        (docs/benchmark-log.md)."""
         cfg = self.recall_config
         reranked = p.reranked
         # each candidate's rank and score in every channel, looked up instead of searched per candidate
@@ -519,9 +525,9 @@ class RecallPipeline:
         scored: list[RecallHit] = []
         for mid, score in p.keep:
             memory = p.fresh[mid]
-            # below zero too: a kept candidate the query's evidence puts under the namespace's average
-            # still ranks by that evidence, not by recency alone
-            relevance = reranked[mid] if reranked and mid in reranked else score / top_fused
+            # a kept candidate the query's evidence puts under the namespace's average still ranks by that
+            # evidence, not by recency alone
+            relevance = reranked[mid] if reranked and mid in reranked else 1.0 + (score - top) / scale
             if reranked and mid not in reranked:
                 relevance *= min(reranked.values(), default=1.0)
             if relevances is not None:
@@ -538,7 +544,8 @@ class RecallPipeline:
                     reason=self._reason(placed, mid, p.evidence[mid], p.replaced.get(mid)),
                 )
             )
-        scored.sort(key=lambda h: -h.score)
+        penalised = p.demoted | p.starting
+        scored.sort(key=lambda h: (-h.score, h.memory.id in penalised))
         return scored
 
     def _trace_parts(self, parts: Sequence[_Part], history: bool) -> RecallTrace:
