@@ -44,6 +44,8 @@ def commands(results: str = "benchmarks/results", data: str = DATA, cache: str =
         "scenarios": ["benchmarks/scenarios.py", "--data", f"{data}/scenarios/scenarios_dev.json",
                       "--json", f"{results}/scenarios.json"],
         "import_memory": ["benchmarks/import_memory.py", "--json", f"{results}/import_memory.json"],
+        "reinforce_batch": ["benchmarks/reinforce_batch.py", "--memories", "1000", "--turns", "300",
+                            "--json", f"{results}/reinforce_batch.json"],
         "floor_curve": ["benchmarks/floor_curve.py", "--behaviour", f"{data}/behaviour/behaviour_dev.json",
                         "--locomo", f"{data}/locomo/locomo_dev.json",
                         "--longmemeval", f"{data}/longmemeval/longmemeval_dev.json", "--cache", f"{cache}/floor-vec",
@@ -157,6 +159,13 @@ def import_memory(r: dict[str, Any]) -> list[str]:
     return _table(["lines", "file MB", "Python peak MB", "peak RSS MB"], rows)
 
 
+def reinforce_batch(r: dict[str, Any]) -> list[str]:
+    rows = [[name, f"{f['turn_ms_p50']:.1f}", f"{f['cpu_ms_mean']:.1f}", f"{f['redis_commands_per_turn']:.2f}"]
+            for name, f in r["systems"].items()]
+    return [f"{r['memories']:,} memories, {r['turns']} chat turns, each a recall and a record.", "",
+            *_table(["reinforcement written", "turn p50 ms", "CPU ms per turn", "Redis commands per turn"], rows)]
+
+
 def floor_curve(r: dict[str, Any]) -> list[str]:
     cur, fit = r["current"], r["fitted"]
     margin = cur["floor_keep_margin"]
@@ -218,6 +227,9 @@ BENCHMARKS: dict[str, tuple[str, str, Callable[[Any], list[str]]]] = {
                   "agent memory.", scenarios),
     "import_memory": ("`hindsight import` memory", "the peak memory of importing a JSONL file, by its size "
                       "(hashed-word embedder, no model).", import_memory),
+    "reinforce_batch": ("Reinforcement on Redis", "what reinforcing the injected memories costs a chat turn "
+                        "on the Redis activation index, written after every recall and batched (hashed-word "
+                        "embedder, a private `redis-server`).", reinforce_batch),
     "floor_curve": ("The relevance floor's operating points", "what each bar of the floor answers and keeps "
                     "quiet on the behaviour set, LoCoMo (1 in 4 questions) and LongMemEval at k=5, and what "
                     "`hindsight tune` would move it to.", floor_curve),
