@@ -467,9 +467,10 @@ class RecallPipeline:
             evidence.update({mid: replace(evidence[mid], standing=True) for mid in offers if mid in evidence})
             kept = {mid for mid in apply_floor(evidence, cfg, history=history, size=corpus.size)
                     if not is_question(fresh[mid].content)}
-        if not kept and analysis.last_conversation and window is None:
+        if analysis.last_conversation and window is None and all(is_question(fresh[mid].content) for mid in kept):
             # "What did we conclude last time?" names no content to match: its answer is the last
-            # conversation itself, its time window, as "last week" names a week
+            # conversation itself, its time window, as "last week" names a week; what clears the floor
+            # may be a question the person asked in it ("Lease or buy the EV6?"), which concluded nothing
             last = self._last_session(ordered, fresh, session_id)
             evidence.update({mid: replace(evidence[mid], in_window=True) for mid in last})
             kept = apply_floor(evidence, cfg, history=history, size=corpus.size)

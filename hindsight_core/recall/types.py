@@ -32,7 +32,8 @@ class QueryAnalysis(BaseModel):
     about_user: bool = False
     #: The query refers to the last conversation as a whole ("What did we conclude last time?",
     #: "上次聊了什么？"): a time expression whose unit is a session, not a calendar unit. When nothing
-    #: clears the floor, the last session before the current one is its time window (pipeline.py).
+    #: but questions clears the floor, the last session before the current one is its time window
+    #: (pipeline.py).
     last_conversation: bool = False
 
     @property

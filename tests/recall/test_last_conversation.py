@@ -41,10 +41,11 @@ def _two_sessions(engine: Hindsight, ns: str) -> None:
                                                                ("assistant", "Hey! How can I help?")])
 
 
-def test_what_we_concluded_last_time_is_the_last_conversation(engine: Hindsight) -> None:
+# the Chinese one clears the floor with the question that opened that conversation, which concluded nothing
+@pytest.mark.parametrize("query", ["What did we conclude in our last chat?", "上次聊天我们决定了什么？"])
+def test_what_we_concluded_last_time_is_the_last_conversation(engine: Hindsight, query: str) -> None:
     _two_sessions(engine, "u:lease")
-    res = engine.recall("What did we conclude in our last chat?", "u:lease", k=5, session_id="s2",
-                        now=T0 + timedelta(days=14, minutes=2))
+    res = engine.recall(query, "u:lease", k=5, session_id="s2", now=T0 + timedelta(days=14, minutes=2))
     prompt = res.to_prompt()
     assert "lease" in prompt and "429" in prompt
     assert "Planetary" not in prompt and "Hey again" not in prompt
