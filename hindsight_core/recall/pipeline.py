@@ -127,7 +127,6 @@ class _Part:
     kept: set[str]
     keep: list[tuple[str, float]]
     history: bool
-    rates: dict[Layer, float]
     updates: list[Update]
     #: Kept only as standing facts offered to a request: shown, not reinforced (profile.py).
     offered: set[str]
@@ -486,7 +485,7 @@ class RecallPipeline:
         return _Part(
             namespace=namespace, corpus=corpus, rankings=rankings, weights=weights, ordered=ordered,
             replaced=replaced, fresh=fresh, reranked=reranked, evidence=evidence, kept=kept,
-            keep=[(mid, score) for mid, score in ordered if mid in kept], history=history, rates=rates,
+            keep=[(mid, score) for mid, score in ordered if mid in kept], history=history,
             updates=updates, offered=offered,
             # a demotion is today's state, like cold: not versioned, so a point-in-time recall ignores it
             demoted=set() if past else demotions.demoted_among(self.store, kept),
