@@ -54,7 +54,7 @@ def weighted_overlap(a: frozenset[str], b: frozenset[str], idf: Callable[[str], 
 
 #: How far a pair's cosine from the one matrix product over the hits may sit below the cosine the
 #: decision computes from the two vectors (the same float32 numbers summed in another order): a pair
-#: is skipped only when its cosine is farther than this below what either bar asks, so skipping it
+#: is skipped only when its cosine is farther than this below what the bar asks, so skipping it
 #: changes no decision.
 ROUNDING = 1e-4
 
@@ -123,9 +123,8 @@ class _Pairs:
         #: the two vectors (the one a decision uses) to fall on the same side.
         self.z = np.zeros((n, n))
         self.slack = np.full((n, n), np.inf)
-        bars = [] if same.duplicate_z is None else [same.duplicate_z]
-        self.bars = bars
-        if not bars:
+        bar = same.duplicate_z
+        if bar is None:
             return
         for i, h in enumerate(hits):
             v = vector(h.memory.id)
@@ -138,7 +137,7 @@ class _Pairs:
         stacked = np.stack([v for v in self.vectors if v is not None])
         cosines = stacked @ stacked.T
         # z >= bar for both directions of a pair means cosine >= mean + bar * std of both hits' spreads
-        needed = np.asarray([_at_least(self.spreads[i], min(bars)) for i in known])
+        needed = np.asarray([_at_least(self.spreads[i], bar) for i in known])
         self.reachable[np.ix_(known, known)] = cosines >= np.maximum.outer(needed, needed) - ROUNDING
         spreads = [s for s in self.spreads if s is not None]  # the known hits', in order
         means = np.asarray([s.mean for s in spreads])
@@ -159,24 +158,23 @@ class _Pairs:
             return True
         if self.normalized[a] == self.normalized[b]:
             return True
-        if not self.reachable[a, b]:
+        bar = self.sameness.duplicate_z
+        if bar is None or not self.reachable[a, b]:
             return False
         z = float(self.z[a, b])
-        if any(abs(z - bar) <= self.slack[a, b] for bar in self.bars):  # too close to a bar to tell
+        if abs(z - bar) <= self.slack[a, b]:  # too close to the bar to tell
             va, vb, sa, sb = self.vectors[a], self.vectors[b], self.spreads[a], self.spreads[b]
             assert va is not None and vb is not None and sa is not None and sb is not None
             z = min(float(sa.z(float(va @ vb))), float(sb.z(float(vb @ va))))
-        same = self.sameness
-        echo = self.agent[a] != self.agent[b]
-        if same.duplicate_z is None or z < same.duplicate_z:
+        if z < bar:
             return False
-        if echo and adjacent(ma.id, mb.id):
+        if self.agent[a] != self.agent[b] and adjacent(ma.id, mb.id):  # the agent's echo of a turn
             return True
         ta, tb = self.terms_of(a), self.terms_of(b)
         if ta is None or tb is None:
             return False
         overlap = weighted_overlap(ta, tb, self._weights.__getitem__, self.weight_of(a, ta), self.weight_of(b, tb))
-        return overlap >= same.overlap
+        return overlap >= self.sameness.overlap
 
     def weight_of(self, i: int, terms: frozenset[str]) -> float:
         """Hit ``i``'s summed term weight, summed once."""
