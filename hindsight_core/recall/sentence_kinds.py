@@ -24,8 +24,12 @@ facts, a question about the asker that nothing answers is offered one), so such 
 above the score the classifier gives the examples it was not fitted on: each counter-example is scored
 by the fit on all the others (leave-one-out), and the highest such score is the margin a query must
 exceed (never below the classifier's own boundary, 0). An embedder that tells the kinds apart has no
-counter-example above 0 (multilingual-e5-small: margins 0 and 0); an English-only one that scores
+counter-example above 0 (multilingual-e5-small's request margin is 0); an English-only one that scores
 "谢谢，很有帮助！" as a request gets the margin that rejects it, and with it every query it is as unsure of.
+Questions about the asker include those that name no "my" ("When does the renovation finish?", "考试还有
+几天？"): the asker's own plans, named as the person would name them. Their general twins ("How long does
+a kitchen renovation usually take?") sit close to them, and left out, one scores 0.16 with e5: such a
+question anchors on weaker evidence from 0 up, and is offered a standing fact only above 0.16.
 
 The weights for the default embedder ship with the package (``SHIPPED``); for any other embedder they are
 fitted on first use and kept for the process."""
@@ -92,6 +96,10 @@ REQUESTS: tuple[str, ...] = (
     "帮我选个手机套餐。",
     "出差去奥斯陆要带些什么？",
     "给我推荐一个周末爱好。",
+    # a remedy chosen for the asker's symptom: what they can take depends on what they cannot
+    "My throat is sore, what can I take for it?",
+    "Got a cold, which medicine should I take?",
+    "胃不舒服，能吃点什么？",
 )
 
 #: Not requests: questions of fact, questions about what happened, statements, small talk.
@@ -164,6 +172,10 @@ NOT_REQUESTS: tuple[str, ...] = (
     "上海的天气",
     "罗马帝国的历史",
     "北京的博物馆",
+    "What is ibuprofen used for?",
+    "How do antibiotics work?",
+    "布洛芬是干什么用的？",
+    "抗生素是怎么起作用的？",
 )
 
 #: A person's standing states: conditions, constraints, habits, preferences, circumstances that last.
@@ -244,6 +256,14 @@ STANDING: tuple[str, ...] = (
     "我住在洛阳老城区。",
     "我自己开了一家理发店。",
     "我是做外贸的，经常出差。",
+    # a standing state said in passing, after the news of the day
+    "Long day at the clinic; I'm a physiotherapist there.",
+    "Just back from the site, I'm a structural engineer.",
+    "Busy week again, I teach piano to kids after school.",
+    "Quick note before I forget: I'm diabetic.",
+    "刚下夜班，我是急诊科的医生。",
+    "今天又加班了，我在一家律所做助理。",
+    "顺便说一句，我是素食者。",
 )
 
 #: Not standing states: one-off events, questions, requests, small talk, other people's news.
@@ -308,6 +328,9 @@ NOT_STANDING: tuple[str, ...] = (
     "快递一个小时前到了。",
     "昨天我在公司加班做幻灯片。",
     "朋友今晚给我打了电话。",
+    "Just got back from a long run and had a shower.",
+    "Busy day again; I answered emails until seven.",
+    "刚下班，顺路买了点菜。",
 )
 
 
@@ -597,6 +620,11 @@ SHORT_CONTENT: tuple[str, ...] = (
     "A quick estimate from rough numbers.",
     "意思是坏事也可能变成好事。",
     "一种用来估算的粗略方法。",
+    # a yes or a no that goes on to say what
+    "Yes, a daughter and a son.",
+    "No, only on weekends.",
+    "对，一个女儿。",
+    "不是，在周末。",
 )
 
 
@@ -646,6 +674,21 @@ ABOUT_ASKER: tuple[str, ...] = (
     "我每天几点上班？",
     "我爸的身体状况如何？",
     "我有没有什么忌口？",
+    # the asker's own plans and situation, named without "my": "the move", "the exam", "this trip"
+    "When does the renovation finish?",
+    "How much is left in the holiday fund?",
+    "What time is the appointment on Friday?",
+    "How many days until the exam?",
+    "Which hotel did we settle on?",
+    "What's the rent on the new flat?",
+    "How many guests are coming to the party?",
+    "My knee is swollen again, which painkiller is fine for me?",
+    "这次装修一共能花多少？",
+    "考试还有几天？",
+    "新公司在哪个区？",
+    "婚礼请了多少人？",
+    "体检报告上怎么说的？",
+    "腰又疼了，我能吃什么止疼药？",
 )
 
 #: Questions whose answer is general knowledge, or how-to help with something of the asker's.
@@ -692,6 +735,16 @@ NOT_ABOUT_ASKER: tuple[str, ...] = (
     "三百五的百分之二十是多少？",
     "怎么学好下象棋？",
     "高原上水的沸点是多少？",
+    # general questions on the same everyday topics, which anyone could answer
+    "How long does a kitchen renovation usually take?",
+    "How many days are there in a leap year?",
+    "What's left of 500 after spending 120?",
+    "How long does a visa application take?",
+    "Which painkillers are anti-inflammatory?",
+    "高铁一般提前多久检票？",
+    "一年有多少个星期？",
+    "消炎药一般要吃几天？",
+    "五千减去一千二还剩多少？",
 )
 
 

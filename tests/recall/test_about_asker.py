@@ -31,6 +31,22 @@ def test_questions_about_the_asker_by_meaning_outside_the_examples(embedder: E5E
     assert (general < 0).all(), dict(zip(GENERAL, np.round(general, 2), strict=True))
 
 
+#: Questions about the asker's own plans that name no "my": "the builders", "the move", "出差".
+IMPLICIT = ["When do the builders arrive?", "How much can the kitchen cost?", "How long until the move?",
+            "科目二什么时候考？", "出差能报多少？", "这周末的聚会在哪儿？"]
+
+
+def test_a_question_about_the_asker_needs_no_my(embedder: E5Embedder) -> None:
+    """The asker's plans are named as they would name them to someone who knows them ("the move"), and
+    such a question is as much about them as "When is my move?"; general questions stay general."""
+    kinds = sentence_kinds.for_embedder(embedder)
+    assert not set(IMPLICIT) & set(sentence_kinds.ABOUT_ASKER + sentence_kinds.NOT_ABOUT_ASKER)
+    implicit = np.array([kinds.about_asker(embedder.embed_query(q)) for q in IMPLICIT])
+    general = np.array([kinds.about_asker(embedder.embed_query(q)) for q in GENERAL])
+    assert (implicit > 0).all(), dict(zip(IMPLICIT, np.round(implicit, 2), strict=True))
+    assert (general < 0).all(), dict(zip(GENERAL, np.round(general, 2), strict=True))
+
+
 def test_a_question_about_the_asker_gets_their_fact_and_a_general_one_nothing(engine: Hindsight) -> None:
     ns = "user:wes"
     for role, text in [("user", "I'm Wes, I'm a plumber in Cardiff."),

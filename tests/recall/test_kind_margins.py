@@ -55,11 +55,17 @@ def test_separable_examples_have_no_margin_and_a_stray_counter_example_sets_it()
 
 
 def test_the_default_embedder_tells_both_query_kinds_apart(embedder: E5Embedder) -> None:
-    """multilingual-e5-small: no held-out counter-example scores above 0, so its boundary is 0; the
-    shipped margins are today's fit's."""
+    """multilingual-e5-small: no held-out request counter-example scores above 0, so its boundary is 0.
+    Questions about the asker that name no "my" sit close to their general twins: one of those, left
+    out, scores a little above 0, and that is the margin an offer must clear; the shipped margins are
+    today's fit's."""
     shipped = sentence_kinds.shipped(embedder)
     assert shipped is not None
-    assert (shipped.request_margin, shipped.about_asker_margin) == (0.0, 0.0)
+    assert shipped.request_margin == 0.0
+    assert 0.0 < shipped.about_asker_margin < 0.25
+    fitted = sentence_kinds.fit(embedder, sentence_kinds.ALPHA)
+    assert (fitted.request_margin, fitted.about_asker_margin) == pytest.approx(
+        (shipped.request_margin, shipped.about_asker_margin), abs=1e-6)
 
 
 @pytest.fixture

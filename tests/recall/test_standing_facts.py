@@ -173,3 +173,51 @@ def test_an_offer_survives_a_long_history_of_other_talk(engine: Hindsight, clock
     clock.advance(days=3)
     res = engine.recall("推荐几道家常菜", "user:long", session_id="s2", k=5)
     assert "pescatarian" in res.to_prompt()
+
+
+def _among_homework(engine: Hindsight, clock: FixedClock, ns: str, said: list[tuple[str, str]]) -> None:
+    """``said`` in a session of its own, between two sessions of homework questions and their answers."""
+    pairs = [(f"What's the past tense of {v}?", f"The past tense of {v} is {p}.")
+             for v, p in [("swim", "swam"), ("write", "wrote"), ("speak", "spoke"), ("break", "broke"),
+                          ("drive", "drove"), ("ride", "rode"), ("sing", "sang"), ("give", "gave")]]
+    pairs += [(f"How many kilometres is {m} miles?", f"{m} miles is about {m * 1.609:.1f} km.")
+              for m in (4, 9, 14, 22, 35, 48, 63, 77)]
+    start = clock()
+
+    def session(session_id: str, turns: list[tuple[str, str]], day: int) -> None:
+        engine.record_many([{"content": text, "role": role, "session_id": session_id,
+                             "occurred_at": start + timedelta(days=day, minutes=i)}
+                            for i, (role, text) in enumerate(turns)], ns)
+
+    session("h1", [(role, text) for q, a in pairs for role, text in (("user", q), ("assistant", a))], 0)
+    session("s1", said, 2)
+    session("h2", [(role, text) for q, a in pairs[::-1] for role, text in (("user", q), ("assistant", a))], 4)
+    clock.advance(days=6)
+
+
+def test_a_standing_fact_said_after_the_news_of_the_day_is_one(engine: Hindsight, clock: FixedClock) -> None:
+    """"Just got off a twelve-hour shift; I'm a paramedic in Leeds.": the event opens the sentence, the
+    standing fact ends it. Classed as an event, it was never offered, and "What's my job?" got nothing
+    among homework questions that stand closer to it than the statement does."""
+    kinds = sentence_kinds.for_embedder(engine.embedder)
+    said = "Just got off a twelve-hour shift; I'm a paramedic in Leeds."
+    assert said not in sentence_kinds.STANDING
+    assert kinds.standing(engine.embedder.embed_documents([said]))[0] > 0
+    _among_homework(engine, clock, "user:jo", [("user", said), ("assistant", "Long shift, rest well.")])
+    for question in ("What's my job?", "What do I do for work?"):
+        assert [h.memory.content for h in engine.recall(question, "user:jo", track=False).hits] == [said], question
+
+
+def test_a_remedy_for_a_symptom_is_a_request_the_allergy_bears_on(engine: Hindsight, clock: FixedClock) -> None:
+    """"牙疼得厉害，能吃点什么药？" asks for something to be chosen for the asker, as "推荐几道家常菜"
+    does, and what they can take depends on what they are allergic to: the allergy is offered. Read as a
+    question of fact, it got nothing (Chinese) or homework questions only (English)."""
+    kinds = sentence_kinds.for_embedder(engine.embedder)
+    asked = ["牙疼得厉害，能吃点什么药？", "Sore throat again, what can I take?"]
+    assert not set(asked) & set(sentence_kinds.REQUESTS)
+    assert all(kinds.is_request(engine.embedder.embed_query(q)) for q in asked)
+    _among_homework(engine, clock, "user:lin", [("user", "我对阿莫西林过敏，吃了会起疹子。"),
+                                                ("assistant", "好的，阿莫西林过敏，记下了。"),
+                                                ("user", "最近在学游泳。"), ("assistant", "游泳对身体很好。")])
+    for question in asked:
+        assert "阿莫西林过敏" in engine.recall(question, "user:lin", track=False).to_prompt(), question
