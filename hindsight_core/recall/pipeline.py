@@ -482,6 +482,8 @@ class RecallPipeline:
         yields = self._starting_yields(ordered, kept, fresh, corpus, english, chinese)
         ordered, kept = hand_over(ordered, kept, yields)
         updates = [*updates, *yields]
+        # 6c. the agent's echo of a statement brings the statement in: the person's words are shown
+        ordered, kept = self._echoed(ordered, kept, fresh, corpus, english, chinese, role_of)
         return _Part(
             namespace=namespace, corpus=corpus, rankings=rankings, weights=weights, ordered=ordered,
             replaced=replaced, fresh=fresh, reranked=reranked, evidence=evidence, kept=kept,
@@ -777,6 +779,40 @@ class RecallPipeline:
                             nearest=nearest, changes=states_a_change if cfg.supersede_needs_change else None,
                             echoes=echoes, clause_vectors=clause_vectors)
 
+    def _echoed(
+        self, ordered: Sequence[tuple[str, float]], kept: set[str], fresh: dict[str, Memory], corpus: Corpus,
+        english: np.ndarray, chinese: np.ndarray, role_of: Callable[[int], str | None],
+    ) -> tuple[list[tuple[str, float]], set[str]]:
+        """Kept, with the statement each kept echo repeats ("八千块，够玩得挺好。" after "这回去厦门，总共准备了
+        八千块。"), at the echo's place when that is higher. The agent's restatement can stand closer to a
+        question than the person's own words ("这次出去玩能花多少？": z 2.8 against 0.4), and shown alone it
+        puts the agent's paraphrase where the person's statement belongs; with both kept, collapse folds
+        the echo into the statement (collapse.py). An echo is as collapse tells one: the agent's reply to
+        the turn before it, by a person, whose cosine stands ``collapse_duplicate_z`` above the background
+        from both sides. Only a statement among the candidates is brought in."""
+        bar = self.recall_config.collapse_duplicate_z
+        if bar is None:
+            return list(ordered), kept
+        _, _, spread = _snapshot_lookups(corpus, english, chinese, self._spreads)
+        scores = dict(ordered)
+        brought: set[str] = set()
+        for mid in [m for m, _ in ordered if m in kept and _is_agent_role(fresh[m].role)]:
+            j = corpus.position.get(mid)
+            if j is None or not corpus.reply[j] or (i := int(corpus.previous[j])) < 0:
+                continue
+            said = corpus.memories.id_at(i)
+            if said in kept or said not in fresh or _is_agent_role(role_of(i)):
+                continue
+            u, v = corpus.vectors[i], corpus.vectors[j]
+            z = min(float(spread(u, fresh[said].content).z(float(u @ v))),
+                    float(spread(v, fresh[mid].content).z(float(v @ u))))
+            if z >= bar:
+                scores[said] = max(scores.get(said, scores[mid]), scores[mid])
+                brought.add(said)
+        if not brought:
+            return list(ordered), kept
+        return sorted(scores.items(), key=lambda kv: -kv[1]), kept | brought
+
     def _starting_yields(
         self, ordered: Sequence[tuple[str, float]], kept: set[str], fresh: dict[str, Memory], corpus: Corpus,
         english: np.ndarray, chinese: np.ndarray,
@@ -1032,6 +1068,10 @@ def _sparse_at(docs: np.ndarray, values: np.ndarray, rows: np.ndarray) -> np.nda
 
 #: Background spreads kept between recalls (``_snapshot_lookups``): about 1.6 kB each at 384 dimensions.
 SPREADS_KEPT = 4096
+
+
+def _is_agent_role(role: str | None) -> bool:
+    return role is not None and role.lower() in AGENT_ROLES
 
 
 def _snapshot_lookups(

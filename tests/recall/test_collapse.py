@@ -66,6 +66,20 @@ def test_the_agents_chinese_echo_collapses(engine: Hindsight) -> None:
     assert len(view) == 1 and view[0].memory.content == "吃饭的话我喜欢能看江景的餐厅。"
 
 
+def test_an_echo_closer_to_the_question_brings_the_statement(engine: Hindsight) -> None:
+    """"这次出去玩能花多少？" stands close to the agent's "八千块，够玩得挺好。" (z 2.8) and far from the person's
+    "这回去厦门，总共准备了八千块。" (0.4): the echo alone cleared the floor, and the agent's paraphrase was
+    shown where the person's statement belongs. The statement is shown, at the echo's place, with the
+    echo folded into it."""
+    _record(engine, "u:echo-only", [("user", "这回去厦门，总共准备了八千块。"), ("assistant", "八千块，够玩得挺好。"),
+                                    ("user", "住鼓浪屿还是市区？"), ("assistant", "市区交通方便些。")])
+    res = engine.recall("这次出去玩能花多少？", "u:echo-only", k=5, now=T0 + timedelta(days=2))
+    budget = [h for h in res.hits if "八千" in h.memory.content]
+    assert [(h.memory.content, [m.content for m in h.sources]) for h in budget] == [
+        ("这回去厦门，总共准备了八千块。", ["八千块，够玩得挺好。"])]
+    assert res.hits[0] is budget[0]
+
+
 def test_a_persons_reply_is_not_an_echo(engine: Hindsight) -> None:
     """Two people talking: a close reply is the friend's own testimony (here, their own allergy)."""
     _record(engine, "u:friends", [("Anna", "I'm allergic to peanuts, quite severely."),
