@@ -789,7 +789,8 @@ class RecallPipeline:
         puts the agent's paraphrase where the person's statement belongs; with both kept, collapse folds
         the echo into the statement (collapse.py). An echo is as collapse tells one: the agent's reply to
         the turn before it, by a person, whose cosine stands ``collapse_duplicate_z`` above the background
-        from both sides. Only a statement among the candidates is brought in."""
+        from both sides; a question is not a statement, and the reply to it is its answer. Only a
+        statement among the candidates is brought in."""
         bar = self.recall_config.collapse_duplicate_z
         if bar is None:
             return list(ordered), kept
@@ -801,8 +802,8 @@ class RecallPipeline:
             if j is None or not corpus.reply[j] or (i := int(corpus.previous[j])) < 0:
                 continue
             said = corpus.memories.id_at(i)
-            if said in kept or said not in fresh or _is_agent_role(role_of(i)):
-                continue
+            if said in kept or said not in fresh or _is_agent_role(role_of(i)) or is_question(fresh[said].content):
+                continue  # the agent's reply to a question answers it: it repeats nothing
             u, v = corpus.vectors[i], corpus.vectors[j]
             z = min(float(spread(u, fresh[said].content).z(float(u @ v))),
                     float(spread(v, fresh[mid].content).z(float(v @ u))))
