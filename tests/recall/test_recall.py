@@ -38,6 +38,20 @@ def test_cross_lingual_recall(history_engine: Hindsight) -> None:
     assert "续航" in res.to_prompt()
 
 
+def test_a_short_english_turn_is_no_answer_to_any_chinese_question(engine: Hindsight) -> None:
+    """"May 14, got it." stood 2.9 standard deviations above the English background from "长城有多长？" (a
+    short English turn is close to every Chinese query, and a Chinese query's side is scaled up), and the
+    question about the Great Wall was given the user's talk. From the memory's own side, against its
+    cosines to the same background in Chinese, it stands nowhere near; the talk's date still answers the
+    question about it asked in Chinese."""
+    for i, (role, text) in enumerate([("user", "The conference talk is on May 14 in Vienna."),
+                                      ("assistant", "May 14, got it."), ("user", "I still need slides.")]):
+        engine.record(text, "u:talk", session_id="s1", role=role, occurred_at=START + timedelta(minutes=i))
+    for general in ("长城有多长？", "珠穆朗玛峰有多高？"):
+        assert engine.recall(general, "u:talk", now=NOW, track=False).hits == [], general
+    assert "May 14" in engine.recall("我的演讲是哪天？", "u:talk", now=NOW, track=False).to_prompt()
+
+
 def test_time_window_routes_to_memories_of_that_day(history_engine: Hindsight) -> None:
     # s3 happened on March 9, "yesterday" at NOW (March 10)
     res = history_engine.recall("What did I tell you yesterday?", "user:wang", k=5)
