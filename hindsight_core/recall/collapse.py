@@ -86,7 +86,7 @@ def collapse(
     for members in groups:
         group = [hits[i] for i in members]
         head = next((h for h in group if h.memory.layer != Layer.EPISODIC),
-                    next((h for h in group if not _is_agent(h.memory.role)), group[0]))
+                    next((h for h in group if not is_agent(h.memory.role)), group[0]))
         if head is not group[0]:
             head.score = group[0].score
         for other in group:
@@ -109,7 +109,7 @@ class _Pairs:
     ) -> None:
         self.hits = hits
         self.normalized = [normalize(h.memory.content) for h in hits]
-        self.agent = [_is_agent(h.memory.role) for h in hits]
+        self.agent = [is_agent(h.memory.role) for h in hits]
         self.sameness = same
         self._terms = terms
         self._known_terms: dict[int, frozenset[str] | None] = {}
@@ -202,5 +202,6 @@ def _at_least(spread: Baseline | None, bar: float) -> float:
     return spread.mean + bar * spread.std
 
 
-def _is_agent(role: str | None) -> bool:
+def is_agent(role: str | None) -> bool:
+    """Whether ``role`` is the agent's (``AGENT_ROLES``): its restatement of a turn is an echo, a person's is not."""
     return role is not None and role.lower() in AGENT_ROLES

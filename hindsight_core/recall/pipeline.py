@@ -28,7 +28,7 @@ from hindsight_core.recall import channels as ch
 from hindsight_core.recall import sentence_kinds
 from hindsight_core.recall.analysis import analyze
 from hindsight_core.recall.budget import pack
-from hindsight_core.recall.collapse import Sameness, collapse
+from hindsight_core.recall.collapse import Sameness, collapse, is_agent
 from hindsight_core.recall.corpus import Corpus, CorpusCache, VectorsFor
 from hindsight_core.recall.floor import (
     Baseline,
@@ -66,7 +66,7 @@ from hindsight_core.store.sql import RelationalStore
 from hindsight_core.text.clauses import clauses
 from hindsight_core.text.script import is_cjk
 from hindsight_core.text.tokens import TokenCounter, truncate_to_tokens
-from hindsight_core.types import AGENT_ROLES, Activation, Layer, Memory, Status
+from hindsight_core.types import Activation, Layer, Memory, Status
 from hindsight_core.vectors.base import LoadsInBackground, VectorIndex
 from hindsight_core.write.outbox import ACTIVATION, VECTOR, OutboxApplier, unreachable
 
@@ -797,12 +797,12 @@ class RecallPipeline:
         _, _, spread = _snapshot_lookups(corpus, english, chinese, self._spreads)
         scores = dict(ordered)
         brought: set[str] = set()
-        for mid in [m for m, _ in ordered if m in kept and _is_agent_role(fresh[m].role)]:
+        for mid in [m for m, _ in ordered if m in kept and is_agent(fresh[m].role)]:
             j = corpus.position.get(mid)
             if j is None or not corpus.reply[j] or (i := int(corpus.previous[j])) < 0:
                 continue
             said = corpus.memories.id_at(i)
-            if said in kept or said not in fresh or _is_agent_role(role_of(i)) or is_question(fresh[said].content):
+            if said in kept or said not in fresh or is_agent(role_of(i)) or is_question(fresh[said].content):
                 continue  # the agent's reply to a question answers it: it repeats nothing
             u, v = corpus.vectors[i], corpus.vectors[j]
             z = min(float(spread(u, fresh[said].content).z(float(u @ v))),
@@ -827,7 +827,7 @@ class RecallPipeline:
         if bar is None or not any(mid in kept for mid in starting):
             return []
         own = [mid for mid, _ in ordered
-               if mid in fresh and not fresh[mid].starting and (fresh[mid].role or "").lower() not in AGENT_ROLES]
+               if mid in fresh and not fresh[mid].starting and not is_agent(fresh[mid].role)]
         vector, _, spread = _snapshot_lookups(corpus, english, chinese, self._spreads)
         # a question says nothing of what holds for the user (profile.is_question)
         own = [mid for mid in own if not is_question(fresh[mid].content)]
@@ -1075,10 +1075,6 @@ def _sparse_at(docs: np.ndarray, values: np.ndarray, rows: np.ndarray) -> np.nda
 
 #: Background spreads kept between recalls (``_snapshot_lookups``): about 1.6 kB each at 384 dimensions.
 SPREADS_KEPT = 4096
-
-
-def _is_agent_role(role: str | None) -> bool:
-    return role is not None and role.lower() in AGENT_ROLES
 
 
 def _snapshot_lookups(
