@@ -58,7 +58,7 @@ from hindsight_core.recall.moments import Spread
 from hindsight_core.recall.profile import CONTENT_FREE, STATE, is_question, memory_kinds
 from hindsight_core.recall.rerank import Reranker, rerank
 from hindsight_core.recall.snapshot_file import SnapshotFiles
-from hindsight_core.recall.supersede import Update, about_the_present, find_updates, hand_over
+from hindsight_core.recall.supersede import Update, about_the_present, find_updates, hand_over, holds_for
 from hindsight_core.recall.trace import FinalScore, FloorDecision, RecallTrace, TraceCandidate
 from hindsight_core.recall.types import Conflict, QueryAnalysis, RecallHit, RecallResult, render_hit
 from hindsight_core.store import demotions
@@ -476,14 +476,17 @@ class RecallPipeline:
         keep_bar = floor_bars(cfg, history=history, size=corpus.size)[1]
         offered = {mid for mid in kept if evidence[mid].standing and not clears(evidence[mid], cfg, keep_bar)}
         # 6a. recall-time updates (supersede.py): an older value hands its place to the newer one
-        updates = self._updates(query, ordered, kept, fresh, corpus, english, chinese, role_of)
+        found = self._updates(query, ordered, kept, fresh, corpus, english, chinese, role_of)
+        updates = [u for u in found if holds_for(u, lambda mid: self._closest_clause(query_vector, fresh[mid].content))]
         ordered, kept = hand_over(ordered, kept, updates)
+        ordered, kept = hand_over(ordered, kept, [u for u in found if u not in updates], beside=True)
         # 6b. a starting memory gives its place to the user's own word on the same attribute (starting.py)
         yields = self._starting_yields(ordered, kept, fresh, corpus, english, chinese)
         ordered, kept = hand_over(ordered, kept, yields)
         updates = [*updates, *yields]
         # 6c. the agent's echo of a statement brings the statement in: the person's words are shown
-        ordered, kept = self._echoed(ordered, kept, fresh, corpus, english, chinese, role_of)
+        ordered, kept = self._echoed(ordered, kept, fresh, corpus, english, chinese, role_of,
+                                     hidden={u.older for u in updates})
         return _Part(
             namespace=namespace, corpus=corpus, rankings=rankings, weights=weights, ordered=ordered,
             replaced=replaced, fresh=fresh, reranked=reranked, evidence=evidence, kept=kept,
@@ -762,26 +765,52 @@ class RecallPipeline:
             return bool(kinds.change(v[None, :])[0] > 0.0)
 
         def clause_vectors(mid: str) -> tuple[np.ndarray, ...]:
-            """The vectors of a memory's clauses (none for one clause), embedded once and kept across
-            recalls as the background spreads are: asked only of the later of two memories that are each
-            other's closest (supersede.py)."""
-            text = fresh[mid].content
-            if text not in self._clause_vectors:
-                if len(self._clause_vectors) >= SPREADS_KEPT:
-                    self._clause_vectors.clear()
-                parts = clauses(text)
-                self._clause_vectors[text] = (tuple(self.embedder.embed_documents(parts)) if len(parts) > 1
-                                              else ())
-            return self._clause_vectors[text]
+            return self._clauses_of(fresh[mid].content)
+
+        def changed_clause(mid: str, newer: str) -> int | None:
+            """The clause of a memory that ``newer`` updates, when the memory also states something else:
+            a clause that is not small talk ("Hi, I live in Lisbon." states one thing, as consolidation
+            asks of an episode it retires) and not about the same attribute as ``newer`` by the bar an
+            update's pair must clear ("想买辆车" stands at 2.9 with "预算加到十八万", "I have a beagle called
+            Max" at 0.8 with "I'm a software tester now"). ``None`` for a memory that states one thing, and
+            for the agent's turn: what it adds to a value it repeats ("Let's plan backwards from there") is
+            no fact of the person's, as the agent's turns never originate a memory (integrate.py)."""
+            if is_agent(fresh[mid].role):
+                return None
+            parts, vn = clause_vectors(mid), vector(newer)
+            if len(parts) <= 1 or vn is None:
+                return None
+            said, later = fresh[mid].content, fresh[newer].content
+            z = np.array([(pair_z(p, vn, later) + pair_z(vn, p, said)) / 2 for p in parts])
+            changed = int(np.argmax(z))
+            other = (kinds.content_free(np.stack(parts)) <= 0.0) & (z < bar)
+            other[changed] = False
+            return changed if other.any() else None
 
         return find_updates(ordered, kept, fresh, vector=vector, pair_z=pair_z, terms=terms,
                             idf=corpus.keyword.smooth_idf, bar=bar, repeat_overlap=cfg.collapse_overlap,
                             nearest=nearest, changes=states_a_change if cfg.supersede_needs_change else None,
-                            echoes=echoes, clause_vectors=clause_vectors)
+                            echoes=echoes, clause_vectors=clause_vectors, changed_clause=changed_clause)
+
+    def _clauses_of(self, text: str) -> tuple[np.ndarray, ...]:
+        """The vectors of a memory's clauses (none for one clause), embedded once and kept across recalls
+        as the background spreads are: asked only of two memories that are each other's closest
+        (supersede.py)."""
+        if text not in self._clause_vectors:
+            if len(self._clause_vectors) >= SPREADS_KEPT:
+                self._clause_vectors.clear()
+            parts = clauses(text)
+            self._clause_vectors[text] = tuple(self.embedder.embed_documents(parts)) if len(parts) > 1 else ()
+        return self._clause_vectors[text]
+
+    def _closest_clause(self, query_vector: np.ndarray, text: str) -> int:
+        """The index of the clause of ``text`` closest to the query."""
+        parts = self._clauses_of(text)
+        return int(np.argmax(np.stack(parts) @ query_vector)) if parts else 0
 
     def _echoed(
         self, ordered: Sequence[tuple[str, float]], kept: set[str], fresh: dict[str, Memory], corpus: Corpus,
-        english: np.ndarray, chinese: np.ndarray, role_of: Callable[[int], str | None],
+        english: np.ndarray, chinese: np.ndarray, role_of: Callable[[int], str | None], hidden: set[str],
     ) -> tuple[list[tuple[str, float]], set[str]]:
         """Kept, with the statement each kept echo repeats ("八千块，够玩得挺好。" after "这回去厦门，总共准备了
         八千块。"), at the echo's place when that is higher. The agent's restatement can stand closer to a
@@ -790,7 +819,7 @@ class RecallPipeline:
         the echo into the statement (collapse.py). An echo is as collapse tells one: the agent's reply to
         the turn before it, by a person, whose cosine stands ``collapse_duplicate_z`` above the background
         from both sides; a question is not a statement, and the reply to it is its answer. Only a
-        statement among the candidates is brought in."""
+        statement among the candidates is brought in, and not one a recall-time update ``hidden``."""
         bar = self.recall_config.collapse_duplicate_z
         if bar is None:
             return list(ordered), kept
@@ -802,7 +831,8 @@ class RecallPipeline:
             if j is None or not corpus.reply[j] or (i := int(corpus.previous[j])) < 0:
                 continue
             said = corpus.memories.id_at(i)
-            if said in kept or said not in fresh or is_agent(role_of(i)) or is_question(fresh[said].content):
+            if (said in kept or said in hidden or said not in fresh or is_agent(role_of(i))
+                    or is_question(fresh[said].content)):
                 continue  # the agent's reply to a question answers it: it repeats nothing
             u, v = corpus.vectors[i], corpus.vectors[j]
             z = min(float(spread(u, fresh[said].content).z(float(u @ v))),

@@ -46,6 +46,17 @@ vegan") is no update: it states no change.
 The agent's echo of the older value ("25,000 dollars, noted.", the next turn, by another speaker, about
 the same attribute) goes where the older one goes.
 
+An older memory may say more than the value that changed: "I live in Leeds, I work as a pharmacist and I
+have a beagle called Max." before "I quit the pharmacy, I'm a software tester now." (the older one's
+clauses are read too when the whole pair does not qualify: "我叫马丽，在天津当幼师，有两个孩子。" before "我们全家
+搬到大连了"). It says more when one of its clauses is neither small talk nor about the newer one's attribute
+(below the bar with it: the beagle stands at 0.8, where "想买辆车" stands at 2.9 with "预算加到十八万" and
+is part of what changed). Then the update is *partial*: it holds for a query about the clause that
+changed (the query's closest clause of the older memory: "What do I do for work?"), and for any other
+("What's my dog's name?") the older memory keeps its place with its update beside it, so that what did not
+change is still answered and what did never stands uncorrected. Consolidation does the same fact by fact
+(``lifecycle/integrate.py`` keeps the rest of a retired episode).
+
 The older one hands its place to the newer one (which may not have cleared the floor on its own: "I
 moved to Berlin last month" is far from "where do I live now?" on its face), exactly as a memory that
 consolidation superseded does in ``RecallPipeline._live``."""
@@ -65,10 +76,24 @@ from hindsight_core.types import Memory
 
 @dataclass(frozen=True)
 class Update:
-    """``older`` is superseded at recall time by ``newer`` (the newest of a chain)."""
+    """``older`` is superseded at recall time by ``newer`` (the newest of a chain). ``partial`` names the
+    memory that says more than the value that changed ("I live in Leeds, I work as a pharmacist and I
+    have a beagle called Max."): the older itself, or the statement an echo repeated; ``clause`` is the
+    index of its clause that the newer one updates. Such an update holds only for a query about that
+    clause (``holds_for``)."""
 
     older: str
     newer: str
+    partial: str | None = None
+    clause: int = 0
+
+
+def holds_for(update: Update, closest_clause: Callable[[str], int]) -> bool:
+    """Whether ``update`` applies to a query whose closest clause of a memory is ``closest_clause(id)``:
+    always for an older memory that holds the changed value alone; for one that says more, when the query
+    is about the clause that changed ("What do I do for work?" after "I'm a software tester now"), not
+    about the rest ("What's my dog's name?", which only the older memory answers)."""
+    return update.partial is None or closest_clause(update.partial) == update.clause
 
 
 def about_the_present(query: str) -> bool:
@@ -108,6 +133,7 @@ def find_updates(
     changes: Callable[[np.ndarray], bool] | None = None,
     echoes: Callable[[str], list[str]] | None = None,
     clause_vectors: Callable[[str], Sequence[np.ndarray]] | None = None,
+    changed_clause: Callable[[str, str], int | None] | None = None,
 ) -> list[Update]:
     """The kept candidates that a newer candidate of ``ordered`` updates, each with its newest update.
 
@@ -119,7 +145,8 @@ def find_updates(
     a kept echo of an updated memory is updated with it, whether or not the memory itself was kept.
     ``clause_vectors(id)``, when given, are the vectors of a memory's clauses (none for one clause): a
     pair the whole memories do not make is looked at clause by clause when they are each other's
-    closest."""
+    closest, on both sides: an older memory may state several things of which one changed ("我叫马丽，在天津
+    当幼师，有两个孩子。" before "我们全家搬到大连了")."""
     ids = [mid for mid, _ in ordered if mid in memories]
     by_time = sorted(ids, key=lambda mid: memories[mid].occurred_at)
     candidates = set(ids)
@@ -129,26 +156,26 @@ def find_updates(
         """The update of ``old_id`` read clause by clause: the two are each other's closest, and the
         newer one's clause closest to it qualifies as the whole would have to. Only for a kept memory
         with a later candidate that could be one (the same speaker in another conversation, a word in
-        common, more than one clause): the namespace-wide look costs a pass over every vector."""
+        common, more than one clause on either side): the namespace-wide look costs a pass over every
+        vector."""
         old, to = memories[old_id], terms(old_id)
+        several = len(clauses(old.content)) > 1
         if old_id not in kept or to is None or not any(
                 said_later_elsewhere(old, memories[n]) and to & (terms(n) or frozenset())
-                and len(clauses(memories[n].content)) > 1 for n in later):
+                and (several or len(clauses(memories[n].content)) > 1) for n in later):
             return None
         target = nearest(old_id, True)
         if target is None or target not in candidates or nearest(target, False) != old_id:
             return None
         assert clause_vectors is not None
         new = memories[target]
-        vo, tn = vector(old_id), terms(target)
-        if vo is None or tn is None:
+        vo, vn, tn = vector(old_id), vector(target), terms(target)
+        if vo is None or vn is None or tn is None:
             return None
-        parts = clause_vectors(target)
-        if not parts:
-            return None
-        scored = [((pair_z(vo, vc, new.content) + pair_z(vc, vo, old.content)) / 2, i) for i, vc in enumerate(parts)]
-        z, best = max(scored)
-        if changes is not None and not changes(parts[best]):
+        olds, news = clause_vectors(old_id) or (vo,), clause_vectors(target) or (vn,)
+        z, best = max(((pair_z(a, b, new.content) + pair_z(b, a, old.content)) / 2, j)
+                      for a in olds for j, b in enumerate(news))
+        if changes is not None and not changes(news[best]):
             return None
         ok = is_update(old, new, z=z, overlap=weighted_overlap(to, tn, idf), bar=bar, repeat_overlap=repeat_overlap)
         return target if ok else None
@@ -187,8 +214,14 @@ def find_updates(
             newest = successor[newest]
         return newest
 
-    updates = [Update(older=old_id, newer=newest_of(old_id)) for old_id in ids
-               if old_id in kept and old_id in successor]
+    changed = {old_id: changed_clause(old_id, newest_of(old_id)) if changed_clause is not None else None
+               for old_id in successor}
+
+    def update(older: str, of: str, newer: str) -> Update:
+        clause = changed[of]
+        return Update(older=older, newer=newer, partial=None if clause is None else of, clause=clause or 0)
+
+    updates = [update(old_id, old_id, newest_of(old_id)) for old_id in ids if old_id in kept and old_id in successor]
     if echoes is not None:
         hidden = {u.older for u in updates}
         for old_id in (mid for mid in ids if mid in successor):
@@ -196,18 +229,20 @@ def find_updates(
             for echo in echoes(old_id):
                 if echo in kept and echo not in hidden and echo != newest:
                     hidden.add(echo)
-                    updates.append(Update(older=echo, newer=newest))
+                    updates.append(update(echo, old_id, newest))
     return updates
 
 
 def hand_over(
-    ordered: Sequence[tuple[str, float]], kept: set[str], updates: Sequence[Update]
+    ordered: Sequence[tuple[str, float]], kept: set[str], updates: Sequence[Update], *, beside: bool = False
 ) -> tuple[list[tuple[str, float]], set[str]]:
-    """Each superseded candidate gives its place (its fused score, if higher) to its update."""
+    """Each superseded candidate gives its place (its fused score, if higher) to its update; ``beside``:
+    keeps it too, its update shown next to it (a partial update that does not hold for the query: the
+    older memory answers it, and the value that changed does not stand uncorrected)."""
     if not updates:
         return list(ordered), kept
     scores = dict(ordered)
-    older = {u.older for u in updates}
+    older = set() if beside else {u.older for u in updates}
     for u in updates:
         scores[u.newer] = max(scores.get(u.newer, 0.0), scores[u.older])
     out = sorted(((mid, s) for mid, s in scores.items() if mid not in older), key=lambda kv: -kv[1])

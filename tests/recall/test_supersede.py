@@ -198,3 +198,26 @@ def test_a_change_said_with_a_reason_replaces_the_old_value(engine: Hindsight, o
     prompt = res.to_prompt()
     assert current in prompt and stale not in prompt, prompt
     assert [(c.superseded.content, c.successor.content) for c in res.conflicts] == [(old, new)]
+
+
+@pytest.mark.parametrize(("old", "new", "changed", "stale", "other", "kept"), [
+    ("I live in Leeds, I work as a pharmacist and I have a beagle called Max.",
+     "I quit the pharmacy, I'm a software tester now.",
+     "What do I do for work?", "pharmacist", "What's my dog's name?", "beagle called Max"),
+    ("我住在杭州，在银行上班，平时喜欢爬山。", "我从银行辞职了，现在在一家游戏公司做策划。",
+     "我现在做什么工作？", "在银行上班", "我周末喜欢做什么运动？", "爬山"),
+])
+def test_an_older_memory_that_says_more_keeps_what_did_not_change(
+        engine: Hindsight, old: str, new: str, changed: str, stale: str, other: str, kept: str) -> None:
+    """Only one of the older memory's clauses changed: a question about it gets the new value alone; a
+    question about the rest still gets the older memory, with its update beside it."""
+    filler = FILLER_ZH if "杭州" in old else FILLER
+    _two_sessions(engine, "u:partial", old, new, filler)
+    res = engine.recall(changed, "u:partial", k=5, now=APR)
+    assert new in res.to_prompt() and stale not in res.to_prompt()
+    assert [c.superseded.content for c in res.conflicts] == [old]
+    res = engine.recall(other, "u:partial", k=5, now=APR)
+    prompt = res.to_prompt()
+    assert kept in prompt and new in prompt
+    assert prompt.index(old) < prompt.index(new)
+    assert res.conflicts == []
