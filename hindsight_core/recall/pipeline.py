@@ -35,6 +35,7 @@ from hindsight_core.recall.floor import (
     Evidence,
     LanguageBaselines,
     apply_floor,
+    asking_background,
     baseline,
     clears,
     floor_bars,
@@ -907,7 +908,8 @@ class RecallPipeline:
         fresh: dict[str, Memory], corpus: Corpus,
     ) -> dict[str, float]:
         """Each candidate's floor z: the mean of the query-side z (its cosine against the query's cosines
-        to the background) and the memory-side z (against the memory's own cosines to it, floor.py); the
+        to the background, to its questions for a memory that asks) and the memory-side z (against the
+        memory's own cosines to it, floor.py); the
         query side alone for a memory in the other language, less ``floor_cross_lingual_offset``. For a
         Chinese query that side is scaled up (``zh_to_en_z_scale``), and it scales up a short English
         turn's closeness to any Chinese query with it ("May 14, got it." stood at 2.9 from "长城有多长？"):
@@ -926,14 +928,19 @@ class RecallPipeline:
             vectors = np.vstack([vectors, extra]) if rows else extra
             cjk = np.concatenate([cjk, np.asarray([is_cjk(fresh[mid].content) for mid in outside], dtype=bool)])
         sims = vectors @ query_vector
-        query_side = base.z_array(sims, cjk)
+        missing = [mid for mid in inside if mid not in fresh]  # a short reply's prompting turn
+        text = {**{m.id: m.content for m in corpus.memories.many([corpus.position[mid] for mid in missing])},
+                **{mid: fresh[mid].content for mid in ids if mid in fresh}}
+        asks = np.asarray([is_question(text[mid]) for mid in [*inside, *outside]], dtype=bool)
+        query_side = base.z_array(sims, cjk, asks)
+        asking_english, asking_chinese = asking_background()
         if is_cjk(query):
             query_side = np.where(cjk, query_side, query_side * cfg.zh_to_en_z_scale)
             same = cjk
-            memory_side = memory_side_z(sims, vectors, chinese)
+            memory_side = memory_side_z(sims, vectors, chinese, asks, asking_chinese)
         else:
             same = ~cjk
-            memory_side = memory_side_z(sims, vectors, english)
+            memory_side = memory_side_z(sims, vectors, english, asks, asking_english)
         z = np.where(same, (query_side + memory_side) / 2.0, query_side - cfg.floor_cross_lingual_offset)
         if is_cjk(query):
             z = np.where(same, z, np.minimum(z, memory_side))

@@ -302,3 +302,37 @@ def test_the_prompt_is_counted_when_its_tokens_are_read(tmp_path: Path, clock: o
         assert shared.tokens == res.tokens
         back = RecallResult.model_validate_json(res.model_dump_json())
         assert back.tokens == res.tokens and back == res
+
+
+GENERAL_QUESTIONS = [
+    ("How do I get rust off a bike chain?", "Scrub it with degreaser and a stiff brush, then oil it."),
+    ("Is a mebibyte bigger than a megabyte?", "Yes: 1,048,576 bytes against 1,000,000."),
+    ("When should I say whom rather than who?", "Whom is an object: to whom did you write?"),
+    ("How do I unblock a kitchen sink?", "Try boiling water, then a plunger."),
+    ("What's the tallest mountain in Africa?", "Kilimanjaro, about 5,900 metres."),
+    ("怎么做冷萃咖啡？", "粗磨咖啡粉加冷水，冷藏泡十二小时。"),
+    ("背单词有什么好方法？", "用间隔重复，每天复习一点。"),
+]
+
+
+def test_questions_asked_on_other_topics_are_not_injected(engine: Hindsight) -> None:
+    """e5 puts a question close to any question, and the floor's background is mostly statements: "How
+    do I remove rust from a bike chain?" stood above the keep bar for "I have a bad headache, what can I
+    take?". A question is measured against the background's own questions (floor.asking_background)."""
+    start = datetime(2026, 1, 10, 9, 0, tzinfo=UTC)
+    asked = [{"content": text, "role": role, "session_id": f"g{i}",
+              "occurred_at": start + timedelta(days=i + 1, minutes=j)}
+             for i, pair in enumerate(GENERAL_QUESTIONS)
+             for j, (role, text) in enumerate(zip(("user", "assistant"), pair, strict=True))]
+    engine.record_many([
+        {"content": "Medical note: I'm allergic to ibuprofen, it gives me hives.", "role": "user",
+         "session_id": "s0", "occurred_at": start},
+        {"content": "Ibuprofen allergy noted.", "role": "assistant", "session_id": "s0",
+         "occurred_at": start + timedelta(minutes=1)},
+        *asked,
+    ], "user:ib")
+    for query in ("I've got a bad toothache, what can I take for it?",
+                  "My back hurts, which painkiller is safe for me?"):
+        prompt = engine.recall(query, "user:ib", k=5, now=start + timedelta(days=30), track=False).to_prompt()
+        assert "allergic to ibuprofen" in prompt, query
+        assert not [q for q, _ in GENERAL_QUESTIONS if q in prompt], (query, prompt)

@@ -10,6 +10,7 @@ import numpy as np
 from hindsight_core.recall.budget import pack
 from hindsight_core.recall.floor import (
     LanguageBaselines,
+    asking_background,
     keyword_coverage,
     memory_side_z,
     split_background,
@@ -91,6 +92,19 @@ def test_floor_baselines_compare_within_a_language(embedder: object) -> None:
     base = LanguageBaselines(query, bg_en, bg_zh)
     z = [base.z(float(v @ query), is_cjk(m)) for v, m in zip(vectors, mems, strict=True)]
     assert z[1] > 3.0 and z[1] > z[0] + 2 and z[1] > z[2] + 2
+
+
+def test_a_question_is_measured_against_the_background_questions(embedder: object) -> None:
+    """e5 puts a question close to any question: against a background of statements, a question the
+    person once asked stands out for any question asked now; against the background's questions, not."""
+    english, chinese = split_background()
+    asking_english, asking_chinese = asking_background()
+    assert 0 < asking_english.sum() < len(english) and 0 < asking_chinese.sum() < len(chinese)
+    base = LanguageBaselines(embedder.embed_query("I have a bad headache, what can I take?"),  # type: ignore[attr-defined]
+                             embedder.embed_documents(english), embedder.embed_documents(chinese))  # type: ignore[attr-defined]
+    asked = embedder.embed_documents(["How do I remove rust from a bike chain?"])[0]  # type: ignore[attr-defined]
+    cosine = float(asked @ embedder.embed_query("I have a bad headache, what can I take?"))  # type: ignore[attr-defined]
+    assert base.z(cosine, False, asks=True) < base.z(cosine, False) - 1.0
 
 
 def test_memory_side_z_discounts_a_memory_close_to_everything(embedder: object) -> None:
