@@ -909,12 +909,12 @@ class RecallPipeline:
     ) -> dict[str, float]:
         """Each candidate's floor z: the mean of the query-side z (its cosine against the query's cosines
         to the background, to its questions for a memory that asks) and the memory-side z (against the
-        memory's own cosines to it, floor.py); the
-        query side alone for a memory in the other language, less ``floor_cross_lingual_offset``. For a
-        Chinese query that side is scaled up (``zh_to_en_z_scale``), and it scales up a short English
-        turn's closeness to any Chinese query with it ("May 14, got it." stood at 2.9 from "长城有多长？"):
-        such a pair must also stand out from the memory's own cosines to the Chinese background, the
-        memory side across the pair's two languages (the background is the same sentences in both)."""
+        memory's own cosines to it, floor.py); the query side alone for a memory in the other language,
+        less ``floor_cross_lingual_offset``. For a Chinese query that side is scaled up
+        (``zh_to_en_z_scale``), and it scales up a short English turn's closeness to any Chinese query
+        with it ("May 14, got it." stood at 2.9 from "长城有多长？"): such a pair must also stand out from
+        the memory's own cosines to the Chinese background, the memory side across the pair's two
+        languages (the background is the same sentences in both)."""
         cfg = self.recall_config
         english, chinese = self.background()
         inside = [mid for mid in ids if mid in corpus.position]
