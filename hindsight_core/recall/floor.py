@@ -98,23 +98,25 @@ BACKGROUND: tuple[str, ...] = (
 
 @dataclass(frozen=True)
 class Baseline:
-    """The query's cosine to the background: mean and spread, and the mean over the background's
-    questions (``asking_mean``), the baseline of a memory that asks."""
+    """The query's cosine to the background: mean and spread, and the baseline of a memory that asks
+    (``asking_mean``: the mean over the background's questions, never below ``mean``)."""
 
     mean: float
     std: float
-    asking_mean: float | None = None
+    asking_mean: float
 
     def z(self, similarity: float | np.ndarray, asks: bool | np.ndarray = False) -> float | np.ndarray:
-        asking = self.mean if self.asking_mean is None else max(self.asking_mean, self.mean)
-        return (similarity - np.where(asks, asking, self.mean)) / self.std
+        if asks is False:
+            return (similarity - self.mean) / self.std
+        return (similarity - np.where(asks, self.asking_mean, self.mean)) / self.std
 
 
 def baseline(query_vector: np.ndarray, background: np.ndarray, asking: np.ndarray | None = None) -> Baseline:
     """``asking``: which background sentences are questions (``asking_background``)."""
     sims = background @ np.asarray(query_vector, dtype=np.float32)
-    return Baseline(mean=float(sims.mean()), std=max(float(sims.std()), 1e-3),
-                    asking_mean=float(sims[asking].mean()) if asking is not None and asking.any() else None)
+    mean = float(sims.mean())
+    asked = max(float(sims[asking].mean()), mean) if asking is not None and asking.any() else mean
+    return Baseline(mean=mean, std=max(float(sims.std()), 1e-3), asking_mean=asked)
 
 
 class LanguageBaselines:

@@ -214,10 +214,13 @@ def find_updates(
             newest = successor[newest]
         return newest
 
-    changed = {old_id: changed_clause(old_id, newest_of(old_id)) if changed_clause is not None else None
-               for old_id in successor}
+    changed: dict[str, int | None] = {}
 
     def update(older: str, of: str, newer: str) -> Update:
+        """``older``'s update, partial when ``of`` (older, or the statement it echoes) says more; read only
+        for an update that is returned, as it may embed ``of``'s clauses."""
+        if of not in changed:
+            changed[of] = changed_clause(of, newest_of(of)) if changed_clause is not None else None
         clause = changed[of]
         return Update(older=older, newer=newer, partial=None if clause is None else of, clause=clause or 0)
 

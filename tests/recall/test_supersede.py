@@ -13,6 +13,7 @@ import pytest
 
 from hindsight_core import Hindsight
 from hindsight_core.config import HindsightConfig, RecallConfig
+from hindsight_core.text.script import is_cjk
 from tests.recall.conftest import FILLER, record_session
 
 JAN = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
@@ -211,8 +212,7 @@ def test_an_older_memory_that_says_more_keeps_what_did_not_change(
         engine: Hindsight, old: str, new: str, changed: str, stale: str, other: str, kept: str) -> None:
     """Only one of the older memory's clauses changed: a question about it gets the new value alone; a
     question about the rest still gets the older memory, with its update beside it."""
-    filler = FILLER_ZH if "杭州" in old else FILLER
-    _two_sessions(engine, "u:partial", old, new, filler)
+    _two_sessions(engine, "u:partial", old, new, FILLER_ZH if is_cjk(old) else FILLER)
     res = engine.recall(changed, "u:partial", k=5, now=APR)
     assert new in res.to_prompt() and stale not in res.to_prompt()
     assert [c.superseded.content for c in res.conflicts] == [old]
