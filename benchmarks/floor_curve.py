@@ -161,12 +161,10 @@ def _add(kinds: list[str], rows: list[list[bool]], asked: Sequence[Example], pas
         row += more
 
 
-def curve_of(kinds: Sequence[str], rows: Sequence[Sequence[bool]], grid: Sequence[dict[str, float]],
-             margin: float) -> list[dict[str, Any]]:
+def curve_of(kinds: Sequence[str], rows: Sequence[Sequence[bool]], grid: Sequence[dict[str, float]]
+             ) -> list[dict[str, Any]]:
     out = []
     for s, setting in enumerate(grid):
-        if setting["floor_keep_margin"] != margin:
-            continue
         m = tally(kinds, rows[s])
         out.append({"floor_anchor_base": setting["floor_anchor_base"], "answered": m.answered,
                     "answerable": m.answerable, "quiet": m.quiet, "unanswerable": m.unanswerable,
@@ -204,10 +202,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     kinds = [k for ks, _ in sets.values() for k in ks]
     rows = [[ok for _, rs in sets.values() for ok in rs[s]] for s in range(len(grid))]
     report: TuneReport = fit(kinds, grid, rows, folds=5)
-    # the curves at today's keep margin and, when the fit moved it, at the fitted one
-    margins = dict.fromkeys([report.current["floor_keep_margin"], report.fitted["floor_keep_margin"]])
-    curves = {f"{name} (keep margin {margin:g})": curve_of(ks, rs, grid, margin)
-              for margin in margins for name, (ks, rs) in [*sets.items(), ("together", (kinds, rows))]}
+    curves = {name: curve_of(ks, rs, grid) for name, (ks, rs) in [*sets.items(), ("together", (kinds, rows))]}
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                             cwd=Path(__file__).resolve().parents[1]).stdout.strip()
     result = {
@@ -218,11 +213,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                      "today_score": round(report.before.score, 3), "tuned_score": round(report.after.score, 3)},
         "curves": curves,
     }
-    for (name, curve), margin in zip(curves.items(), [m for m in margins for _ in range(len(sets) + 1)],
-                                     strict=True):
+    for name, curve in curves.items():
         print(f"\n{name}: floor_anchor_base  answered  quiet  clean")
         for r in curve:
-            at = {"floor_anchor_base": r["floor_anchor_base"], "floor_keep_margin": margin}
+            at = {"floor_anchor_base": r["floor_anchor_base"]}
             mark = " <- today" if at == report.current else ""
             mark += " <- fitted" if at == report.fitted else ""
             print(f"  {r['floor_anchor_base']:6.2f}  {r['answered']}/{r['answerable']}  "

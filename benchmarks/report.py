@@ -168,9 +168,8 @@ def reinforce_batch(r: dict[str, Any]) -> list[str]:
 
 def floor_curve(r: dict[str, Any]) -> list[str]:
     cur, fit = r["current"], r["fitted"]
-    margin = cur["floor_keep_margin"]
-    sets = [name.split(" (")[0] for name in r["curves"] if name.endswith(f"(keep margin {margin:g})")]
-    curves = {name: r["curves"][f"{name} (keep margin {margin:g})"] for name in sets}
+    curves = r["curves"]
+    sets = list(curves)
     rows = []
     for i, point in enumerate(curves[sets[0]]):
         bar = point["floor_anchor_base"]
@@ -190,7 +189,7 @@ def floor_curve(r: dict[str, Any]) -> list[str]:
              f", {tuned['clean']}/{tuned['guarded']} clean" if tuned.get("guarded") else "")
     answer = {"behaviour": "behaviour: its expected text", "locomo": "LoCoMo: an evidence turn",
               "longmemeval": "LongMemEval: a has_answer turn"}
-    out += ["", f"At today's keep margin ({margin:g}). *answered*: answerable questions with an answer among "
+    out += ["", "*answered*: answerable questions with an answer among "
             f"the injected hits ({'; '.join(answer[name] for name in sets if name in answer)}); "
             "*quiet*: questions "
             "nothing should be injected for (off-topic ones, and the behaviour set's questions about the asker "
@@ -204,12 +203,6 @@ def floor_curve(r: dict[str, Any]) -> list[str]:
             f"{tuned['answerable']}, {tuned['quiet']}/{tuned['unanswerable']}{clean[1]} ({h['tuned_score']:.3f}), "
             + ("better: `hindsight tune --out` would write it." if h["tuned_score"] > h["today_score"] else
                "no better: `hindsight tune` would write nothing.")]
-    other = r["curves"].get(f"together (keep margin {fit['floor_keep_margin']:g})")
-    if fit["floor_keep_margin"] != margin and other:
-        (p,) = [p for p in other if p["floor_anchor_base"] == cur["floor_anchor_base"]]
-        out[-1] += (f" Today's base at the fitted keep margin ({fit['floor_keep_margin']:g}), on every question: "
-                    f"{p['answered']}/{p['answerable']} answered, {p['quiet']}/{p['unanswerable']} quiet"
-                    + (f", {p['clean']}/{p['guarded']} clean." if p.get("guarded") else "."))
     return out
 
 

@@ -98,10 +98,9 @@ FIELD_NOTES: dict[str, str] = {
     "recall.rrf_k": "The `rrf_k` constant of reciprocal-rank fusion (`fusion=\"rrf\"`).",
     "recall.channel_weights": "Weight of each recall channel in the fusion.",
     "recall.rerank_top_n": "Candidates the reranker rescores.",
-    "recall.floor_anchor_base": "Base of the bar some candidate must reach (see `floor_coverage_weight`).",
-    "recall.floor_anchor_spread": "Growth of that bar with the namespace size (see `floor_coverage_weight`).",
+    "recall.floor_anchor_base": "How far above chance's best (the median of the maximum of n unrelated z-scores) "
+                                "the bar some candidate must reach stands (see `floor_coverage_weight`).",
     "recall.floor_history_relief": "How much a history cue or a time expression lowers the bar.",
-    "recall.floor_keep_margin": "How far below the bar a candidate may stay once the query passed.",
     "recall.source_excerpt_tokens": "Tokens of each cited source excerpt.",
     "recall.max_sources": "Source excerpts cited per injected memory.",
     "recall.reinforce_max_age_s": "Longest a buffered reinforcement waits before it is flushed, in seconds.",

@@ -17,18 +17,15 @@ independent signals agreeing is rarely chance."""
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from statistics import NormalDist
 
 import numpy as np
 
+from hindsight_core.config import RecallConfig
 from hindsight_core.recall.profile import is_question
 from hindsight_core.text.script import is_cjk
-
-if TYPE_CHECKING:
-    from hindsight_core.recall.config import RecallConfig
 
 #: Unrelated sentences in English and Chinese, the usual material of conversations with an agent.
 BACKGROUND: tuple[str, ...] = (
@@ -196,19 +193,46 @@ class Evidence:
         return self.z + coverage_weight * self.coverage
 
 
-def anchor_threshold(cfg: RecallConfig, size: int) -> float:
-    """The evidence a query's best candidate needs, for a namespace of ``size`` memories.
+#: The default ``floor_anchor_base``: how far a tuned floor moved is measured from it.
+SHIPPED_ANCHOR_BASE = float(RecallConfig.model_fields["floor_anchor_base"].default)
 
-    The best of ``n`` unrelated memories lies about ``sqrt(2 ln n)`` standard deviations out (the
-    expected maximum of ``n`` draws), so a fixed bar is either too low for a large namespace (noise
-    passes) or too high for a small one (a real match fails). The bar grows with that maximum."""
-    return cfg.floor_anchor_base + cfg.floor_anchor_spread * math.sqrt(2.0 * math.log(max(size, 1)))
+
+def anchor_threshold(cfg: RecallConfig, size: int) -> float:
+    """The evidence a query's best candidate needs, for a namespace of ``size`` memories:
+    ``floor_anchor_base`` above the best that ``size`` unrelated memories reach by chance.
+
+    Evidence is a z-score, so among ``n`` memories unrelated to the query the best lies near the
+    maximum of ``n`` standard normal draws (``chance_best``): a fixed bar is either too low for a large
+    namespace (noise passes) or too high for a small one (a real match fails). The bar stands a fixed
+    height above that maximum. It used to be ``0.6 + 1.1·sqrt(2 ln n)``, two fitted constants for the
+    growth's asymptote; that is ``1.47 + chance_best(n)`` within 0.02 for every namespace of 9 to 1,000
+    memories (0.04 at 10,000), so the growth is now derived and the height is the one constant."""
+    return cfg.floor_anchor_base + chance_best(size)
+
+
+@functools.lru_cache(maxsize=4096)
+def chance_best(n: int) -> float:
+    """The median of the maximum of ``n`` independent standard normal draws (0 for ``n <= 1``): the
+    z-score the best of ``n`` unrelated memories stays under half the time. ``P(max < x) = Φ(x)ⁿ``, so
+    it is ``Φ⁻¹(2^(-1/n))``: 1.32 for 7, 2.46 for 100, 4.35 for 100,000 (``sqrt(2 ln n)``, the
+    asymptote, is 0.6 higher at 100)."""
+    if n <= 1:
+        return 0.0
+    return NormalDist().inv_cdf(0.5 ** (1.0 / n))
 
 
 def floor_bars(cfg: RecallConfig, *, history: bool, size: int) -> tuple[float, float]:
-    """``(anchor, keep)``: the evidence the best candidate needs, and the lower bar each one needs."""
+    """``(anchor, keep)``: the evidence the best candidate needs, and the lower bar each one needs.
+
+    Once some candidate stands clear of chance, each other one needs to reach chance's best itself
+    (``chance_best``): below it, nothing tells it from the best unrelated
+    memory. A ``floor_anchor_base`` moved from the shipped one (``hindsight tune``, for an embedder whose
+    evidence runs high or low) moves this bar with it: the floor moves as a whole. This bar used to be
+    the anchor less a fitted margin (1.5), which put it within 0.06 of chance's best for any namespace of 5
+    to 100,000 memories; the development sets' fit of the two (docs/benchmarks.md) left it where it was."""
     bar = anchor_threshold(cfg, size)
-    return bar - (cfg.floor_history_relief if history else 0.0), bar - cfg.floor_keep_margin
+    moved = cfg.floor_anchor_base - SHIPPED_ANCHOR_BASE
+    return bar - (cfg.floor_history_relief if history else 0.0), chance_best(size) + moved
 
 
 def is_anchored(evidence: Mapping[str, Evidence], cfg: RecallConfig, anchor: float) -> bool:

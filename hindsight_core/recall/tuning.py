@@ -1,6 +1,7 @@
 """Fit the relevance floor's operating point to a user's own labelled questions (``hindsight tune``).
 
-The floor's bars (``floor_anchor_base``, ``floor_keep_margin``) were fitted on the development sets with
+The floor's bar (``floor_anchor_base``: how far above chance's best the evidence must stand) was fitted on the
+development sets with
 the default embedder. Another embedder, or conversations unlike those sets, move the evidence a real
 match and an unrelated question reach, so bars that were right there refuse an answer or let an
 off-topic question through here. A user who can say, for some questions, which memories answer them —
@@ -34,15 +35,13 @@ if TYPE_CHECKING:
     from hindsight_core.engine import Hindsight
     from hindsight_core.recall.types import RecallHit, RecallResult
 
-#: The fields a tune moves: where the bar for "something here answers this" sits, and how far below it
-#: the other hits of an answered question may stay.
-TUNED_FIELDS = ("floor_anchor_base", "floor_keep_margin")
+#: The field a tune moves: where the bar for "something here answers this" sits. The bar the other hits
+#: of an answered question need (chance's best, floor.py) moves with it by as much.
+TUNED_FIELDS = ("floor_anchor_base",)
 #: Offsets tried around today's ``floor_anchor_base``: evidence is in standard deviations, and ±3 spans
 #: the bar fitted here and one a permissive embedder needs (a bar 3.6 too low let 10 of 12 off-topic
-#: questions through; tuning from there restored 11 of 12, tests/recall/test_tuning.py). The keep
-#: margins tried besides today's.
+#: questions through; tuning from there restored 11 of 12, tests/recall/test_tuning.py).
 ANCHOR_OFFSETS = tuple(x / 2 for x in range(-6, 7))
-KEEP_MARGINS = (0.5, 1.5, 2.5)
 FOLDS = 5
 #: Fewer labelled questions than this of either kind and a fold holds too few to measure the change
 #: on (with 5 folds, 4 answerable and 2 unanswerable ones): ``tune`` refuses rather than overfit.
@@ -157,8 +156,8 @@ class TuneReport:
     fitted: dict[str, float]
     folds: int
     examples: int
-    #: The operating-point curve on every example: for each ``floor_anchor_base`` tried (at the fitted
-    #: keep margin), what it answers and keeps quiet; lower bars answer more and let more through.
+    #: The operating-point curve on every example: for each ``floor_anchor_base`` tried, what it answers
+    #: and keeps quiet; lower bars answer more and let more through.
     curve: tuple[tuple[float, Measure], ...] = ()
 
     @property
@@ -190,15 +189,10 @@ def _names(hit: RecallHit) -> set[str]:
 
 
 def settings_around(current: RecallConfig) -> list[dict[str, float]]:
-    """The grid: today's setting first, then every anchor offset with every keep margin."""
+    """The grid: today's setting first, then every other anchor offset."""
     now = {f: float(getattr(current, f)) for f in TUNED_FIELDS}
-    grid = [now]
-    for offset in ANCHOR_OFFSETS:
-        for margin in sorted({*KEEP_MARGINS, now["floor_keep_margin"]}):
-            s = {"floor_anchor_base": round(now["floor_anchor_base"] + offset, 4), "floor_keep_margin": margin}
-            if s != now:
-                grid.append(s)
-    return grid
+    others = [{"floor_anchor_base": round(now["floor_anchor_base"] + offset, 4)} for offset in ANCHOR_OFFSETS]
+    return [now, *(s for s in others if s != now)]
 
 
 def fold_of(kinds: Sequence[str], folds: int) -> list[int]:
@@ -301,8 +295,8 @@ def fit(
         before += measure(0, held)
         after += measure(best(rest), held)
     chosen = grid[best(everyone)]
-    curve = tuple(sorted(((grid[s]["floor_anchor_base"], measure(s, everyone)) for s in range(len(grid))
-                          if grid[s]["floor_keep_margin"] == chosen["floor_keep_margin"]), key=lambda p: p[0]))
+    curve = tuple(sorted(((grid[s]["floor_anchor_base"], measure(s, everyone)) for s in range(len(grid))),
+                         key=lambda p: p[0]))
     return TuneReport(before=before, after=after, current=dict(grid[0]), fitted=dict(chosen), folds=folds,
                       examples=len(kinds), curve=curve)
 

@@ -14,8 +14,8 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
 #: Adding a fitted knob without marking it, or unmarking one, changes this set on purpose only.
 FITTED = {
     "channel_weights", "history_boost", "context_weight", "context_same_speaker_weight",
-    "floor_coverage_weight", "floor_anchor_base", "floor_anchor_spread", "zh_to_en_z_scale",
-    "floor_cross_lingual_offset", "floor_history_relief", "floor_keep_margin", "reply_terms", "content_free_terms",
+    "floor_coverage_weight", "floor_anchor_base", "zh_to_en_z_scale",
+    "floor_cross_lingual_offset", "floor_history_relief", "reply_terms", "content_free_terms",
     "collapse_duplicate_z", "collapse_overlap", "supersede_z",
 }
 

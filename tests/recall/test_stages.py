@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import numpy as np
+import pytest
 
 from hindsight_core.recall.budget import pack
 from hindsight_core.recall.floor import (
@@ -234,6 +235,26 @@ def test_floor_needs_an_anchor_that_grows_with_the_namespace() -> None:
     assert apply_floor(standing, cfg, history=False, size=500) == {"d"}
     window = {"f": Evidence(z=0.2, coverage=0.0, in_window=True)}
     assert apply_floor(window, cfg, history=True, size=500) == {"f"}
+
+
+def test_the_bars_stand_on_the_best_that_chance_reaches_among_n_unrelated_memories() -> None:
+    """The keep bar is the median of the best of n unrelated z-scores (half of all namespaces of n
+    unrelated memories have a best above it); the anchor stands ``floor_anchor_base`` above it; a tuned
+    base moves both."""
+    from hindsight_core.recall.config import RecallConfig
+    from hindsight_core.recall.floor import chance_best, floor_bars
+
+    rng = np.random.default_rng(7)
+    for n in (5, 100, 2000):
+        best = rng.standard_normal((4000, n)).max(axis=1)
+        assert abs(float(np.median(best)) - chance_best(n)) < 0.03
+        assert 0.47 < float(np.mean(best > chance_best(n))) < 0.53
+    cfg = RecallConfig()
+    anchor, keep = floor_bars(cfg, history=False, size=100)
+    assert keep == chance_best(100) and anchor == keep + cfg.floor_anchor_base
+    assert floor_bars(cfg, history=True, size=100) == (anchor - cfg.floor_history_relief, keep)
+    raised = RecallConfig(floor_anchor_base=cfg.floor_anchor_base + 1.0)
+    assert floor_bars(raised, history=False, size=100) == pytest.approx((anchor + 1.0, keep + 1.0))
 
 
 def test_context_crosses_a_change_of_speaker_only() -> None:

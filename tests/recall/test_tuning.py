@@ -69,9 +69,9 @@ OFF_TOPIC = [
     "水的沸点是多少度？", "What year did the Berlin Wall fall?", "Explain how photosynthesis works.",
     "珠穆朗玛峰有多高？", "What's the speed of light?", "Translate 'good morning' into Spanish.",
 ]
-#: A bar this far below the fitted one stands in for an embedder whose evidence runs high: off-topic
+#: A floor 3.6 below the shipped one stands in for an embedder whose evidence runs high: off-topic
 #: questions get memories.
-PERMISSIVE = -3.0
+PERMISSIVE = round(RecallConfig().floor_anchor_base - 3.6, 4)
 
 
 def examples() -> list[Example]:
@@ -199,7 +199,7 @@ def test_guarded_questions_move_the_fit_towards_the_setting_that_lets_nothing_fo
     # two settings: the first answers every answerable question but lets the old value in beside the new
     # one on 8 of 10 guarded questions; the second answers one fewer and lets nothing forbidden in
     kinds = [ANSWERABLE_KIND] * 10 + [UNANSWERABLE] * 10 + [GUARDED] * 10
-    grid = [{"floor_anchor_base": 0.6, "floor_keep_margin": 2.5}, {"floor_anchor_base": 0.6, "floor_keep_margin": 1.5}]
+    grid = [{"floor_anchor_base": 1.43}, {"floor_anchor_base": 1.93}]
     loose = [True] * 10 + [True] * 10 + [True, False] * 1 + [False] * 8
     tight = [True] * 9 + [False] + [True] * 10 + [True] * 10
     report = fit(kinds, grid, [loose, tight], folds=5)
