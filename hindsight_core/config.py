@@ -141,10 +141,10 @@ class RecallConfig(BaseModel):
     #: stands above unrelated background sentences of its language, measured from both sides and
     #: averaged (against the query's cosines to them, and against the memory's own), plus
     #: ``floor_coverage_weight`` × the share of the query's keyword weight it contains. A query returns
-    #: nothing unless some candidate reaches ``floor_anchor_base`` above the best of n unrelated memories
-    #: by chance (the median of the maximum of n standard normal draws, derived) for a namespace of n memories
-    #: (less ``floor_history_relief`` with a history cue, a time
-    #: expression or a question about the asker); then each candidate needs to reach chance's best.
+    #: nothing unless some candidate stands ``floor_anchor_base`` above the best that the n memories of
+    #: its namespace would reach by chance (the median of the maximum of n standard normal draws,
+    #: derived; less ``floor_history_relief`` with a history cue, a time expression or a question about
+    #: the asker); then each candidate needs to reach chance's best.
     floor_coverage_weight: float = fitted(3.0, "the development sets")
     floor_anchor_base: float = fitted(1.47, "the development sets")
     #: multilingual-e5-small scores a Chinese query against an English memory lower than the same pair

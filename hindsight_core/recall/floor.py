@@ -225,11 +225,11 @@ def floor_bars(cfg: RecallConfig, *, history: bool, size: int) -> tuple[float, f
     """``(anchor, keep)``: the evidence the best candidate needs, and the lower bar each one needs.
 
     Once some candidate stands clear of chance, each other one needs to reach chance's best itself
-    (``chance_best``): below it, nothing tells it from the best unrelated
-    memory. A ``floor_anchor_base`` moved from the shipped one (``hindsight tune``, for an embedder whose
-    evidence runs high or low) moves this bar with it: the floor moves as a whole. This bar used to be
-    the anchor less a fitted margin (1.5), which put it within 0.06 of chance's best for any namespace of 5
-    to 100,000 memories; the development sets' fit of the two (docs/benchmarks.md) left it where it was."""
+    (``chance_best``): below it, nothing tells it from the best unrelated memory. A ``floor_anchor_base``
+    moved from the shipped one (``hindsight tune``, for an embedder whose evidence runs high or low)
+    moves this bar with it: the floor moves as a whole. This bar used to be the anchor less a fitted
+    margin (1.5), which put it within 0.06 of chance's best for any namespace of 5 to 100,000 memories;
+    the development sets' fit of the two (docs/benchmark-log.md) left it where it was."""
     bar = anchor_threshold(cfg, size)
     moved = cfg.floor_anchor_base - SHIPPED_ANCHOR_BASE
     return bar - (cfg.floor_history_relief if history else 0.0), chance_best(size) + moved

@@ -1,11 +1,11 @@
 """Fit the relevance floor's operating point to a user's own labelled questions (``hindsight tune``).
 
-The floor's bar (``floor_anchor_base``: how far above chance's best the evidence must stand) was fitted on the
-development sets with
-the default embedder. Another embedder, or conversations unlike those sets, move the evidence a real
-match and an unrelated question reach, so bars that were right there refuse an answer or let an
-off-topic question through here. A user who can say, for some questions, which memories answer them —
-and, for others, that nothing should be injected — has what it takes to move the bars.
+The floor's height (``floor_anchor_base``: how far above chance's best the evidence must stand) was
+fitted on the development sets with the default embedder. Another embedder, or conversations unlike
+those sets, move the evidence a real match and an unrelated question reach, so bars that were right
+there refuse an answer or let an off-topic question through here. A user who can say, for some
+questions, which memories answer them — and, for others, that nothing should be injected — has what it
+takes to move the bars.
 
 Every setting is judged as the user meets it: by what ``recall`` injects at the adapters' ``k`` over the
 namespace's tree, read-only (``track=False``). An answerable question passes when an injected hit (or a
