@@ -58,14 +58,17 @@ def test_the_default_embedder_tells_both_query_kinds_apart(embedder: E5Embedder)
     """multilingual-e5-small: no held-out request counter-example scores above 0, so its boundary is 0.
     Questions about the asker that name no "my" sit close to their general twins: one of those, left
     out, scores a little above 0, and that is the margin an offer must clear; the shipped margins are
-    today's fit's."""
+    today's fit's. Not to the last digit: the model runs on numpy, whose arithmetic moves its vectors in
+    their last digits from one install to another, and a held-out margin, the highest score of many
+    leave-one-out refits, moved 0.011 between two installs of the same requirements a day apart; weights
+    fitted on other examples are refused by the examples' digest (test_standing_facts.py)."""
     shipped = sentence_kinds.shipped(embedder)
     assert shipped is not None
     assert shipped.request_margin == 0.0
     assert 0.0 < shipped.about_asker_margin < 0.25
     fitted = sentence_kinds.fit(embedder, sentence_kinds.ALPHA)
-    assert (fitted.request_margin, fitted.about_asker_margin) == pytest.approx(
-        (shipped.request_margin, shipped.about_asker_margin), abs=1e-6)
+    assert fitted.request_margin == shipped.request_margin
+    assert fitted.about_asker_margin == pytest.approx(shipped.about_asker_margin, abs=0.02)
 
 
 @pytest.fixture
