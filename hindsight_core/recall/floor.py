@@ -23,7 +23,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from hindsight_core.config import RecallConfig
+from hindsight_core.recall.config import RecallConfig
 from hindsight_core.recall.profile import is_question
 from hindsight_core.text.script import is_cjk
 
