@@ -180,14 +180,14 @@ class RecallConfig(BaseModel):
     collapse_duplicate_z: float | None = fitted(4.0, "the development sets")
     #: The share of idf-weighted terms two near-duplicates must have in common.
     collapse_overlap: float = fitted(0.6, "the development sets")
-    #: Recall-time updates (supersede.py): a kept memory is superseded by a newer candidate of the same
-    #: speaker, said in a later session, whose cosine to it stands this many standard deviations above
-    #: the background (mean of both directions, each against the other's language), each the other's
-    #: closest among that speaker's memories of other conversations in time order, that does not
-    #: share ``collapse_overlap`` of its rare words and (``supersede_needs_change``) states a change.
-    #: The same bar says when the user's own memory speaks to a starting memory's attribute (the starting
-    #: memory then hands it its place in recall, and consolidation supersedes it): one test of "the same
-    #: attribute", not two. ``None``: off, both.
+    #: The z (mean of both directions against the background, each against the other's language) at
+    #: which the user's own memory speaks to a starting memory's attribute: the starting memory then
+    #: hands it its place in recall, and consolidation supersedes it. ``None``: off, and recall-time
+    #: updates (supersede.py) with it: a kept memory is superseded by a newer candidate of the same
+    #: speaker, said in a later session, whose z to it reaches the best of the namespace's n memories by
+    #: chance (``floor.chance_best``, derived), each the other's closest among that speaker's memories of
+    #: other conversations in time order, that does not share ``collapse_overlap`` of its rare words and
+    #: (``supersede_needs_change``) states a change.
     supersede_z: float | None = fitted(2.7, "LoCoMo development conversations and the quality cases")
     #: The newer memory must state a change (``sentence_kinds.SentenceKinds.change``, learned from
     #: examples, no verb list): a later remark on the same topic that changes nothing ("My sister lives in

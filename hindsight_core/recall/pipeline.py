@@ -37,6 +37,7 @@ from hindsight_core.recall.floor import (
     apply_floor,
     asking_background,
     baseline,
+    chance_best,
     clears,
     floor_bars,
     is_anchored,
@@ -711,11 +712,19 @@ class RecallPipeline:
     ) -> list[Update]:
         """Kept candidates (and the agent's echoes of them) that a newer candidate updates (supersede.py);
         only for a query about the present (a question about the past asks for the old value).
-        ``role_of`` reads a snapshot position's speaker."""
+        ``role_of`` reads a snapshot position's speaker.
+
+        The pair must be each other's closest among the speaker's memories, so by chance alone it reaches
+        the best of the namespace's n memories: its z (mean of both directions) must reach that,
+        ``chance_best(n)``, as every kept candidate must reach it against the query. This was the fitted
+        ``supersede_z`` (2.7), which is chance's best near n = 200: a namespace of a dozen memories asked
+        a pair for 2.7 where its own chance reaches 1.7 ("我住在长沙岳麓区，离橘子洲不远。" and "我上个月搬到
+        合肥了" stood between the two, and the weekend outing near home was offered 长沙). The change
+        classifier, one speaker and a later conversation guard the pair as before."""
         cfg = self.recall_config
-        bar = cfg.supersede_z
-        if bar is None or len(kept) == 0 or not about_the_present(query):
+        if cfg.supersede_z is None or len(kept) == 0 or not about_the_present(query):
             return []
+        bar = chance_best(corpus.size)
 
         vector, terms, spread = _snapshot_lookups(corpus, english, chinese, self._spreads)
 
