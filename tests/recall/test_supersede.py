@@ -55,10 +55,12 @@ def test_in_a_small_namespace_a_pair_needs_only_what_its_own_chance_reaches(engi
     (``floor.chance_best``), not a constant fitted on conversations of hundreds of turns: in this
     seven-memory history the old home and the move stand between the two (the old bar, 2.7, left the
     weekend outing near home offered 长沙)."""
-    record_session(engine, "u:hefei", "s1", JAN, [("user", "我住在长沙岳麓区，离橘子洲不远。"), ("assistant", "好的，长沙岳麓区。"),
-                                                  ("user", "长沙的夜宵太香了。"), ("assistant", "口味虾和糖油粑粑都很有名。")])
-    record_session(engine, "u:hefei", "s2", MAR, [("user", "我上个月搬到合肥了，老婆在这边工作。"),
-                                                  ("assistant", "合肥发展挺快的，生活节奏也舒服。"), ("user", "就是吃不到正宗的湘菜了。")])
+    record_session(engine, "u:hefei", "s1", JAN, [
+        ("user", "我住在长沙岳麓区，离橘子洲不远。"), ("assistant", "好的，长沙岳麓区。"),
+        ("user", "长沙的夜宵太香了。"), ("assistant", "口味虾和糖油粑粑都很有名。")])
+    record_session(engine, "u:hefei", "s2", MAR, [
+        ("user", "我上个月搬到合肥了，老婆在这边工作。"), ("assistant", "合肥发展挺快的，生活节奏也舒服。"),
+        ("user", "就是吃不到正宗的湘菜了。")])
     res = engine.recall("推荐个我家附近的周末去处", "u:hefei", now=APR)
     assert "合肥" in res.to_prompt() and "岳麓" not in res.to_prompt()
     assert [c.superseded.content for c in res.conflicts] == ["我住在长沙岳麓区，离橘子洲不远。", "好的，长沙岳麓区。"]
