@@ -25,6 +25,14 @@ measures, it is not a gate.
         [--embedder hash]           # the model-free embedder: measures the engine's rules, not the model
         [--cache DIR]               # a disk cache of document vectors (the default model's, kept)
         [--unanswerable]            # also ask every scenario UNANSWERABLE: how often is something given?
+        [--starting benchmarks/starting_template.jsonl]  # every user starts with these memories
+
+With ``--starting`` every scenario's user begins with a template of starting memories (a new user's
+defaults, ``Hindsight(starting_memories=...)``); after the questions it counts the starting memories
+that recall (reported as a conflict's superseded side) or consolidation (superseded; everything is
+consolidated after the questions, as a worker would sooner or later) put out of place, and by what.
+The development set says nothing about a template's attributes (units, answer length, the user's
+level), so every one of them is a wrong replacement.
 """
 
 from __future__ import annotations
@@ -44,7 +52,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks._measure import CachedEmbedder, Clock, iso_time, named_embedder
-from hindsight_core import Hindsight, HindsightConfig
+from hindsight_core import Hindsight, HindsightConfig, Status
 from hindsight_core.embeddings.base import Embedder
 
 KINDS = ("answerable", "stale", "filler", "offtopic", "tenant")
@@ -88,6 +96,10 @@ class ScenarioRun:
     #: ``--unanswerable``: how many of ``UNANSWERABLE`` were asked, and how many were given some memory.
     unanswerable_asked: int = 0
     unanswerable_given: int = 0
+    #: ``--starting``: the starting memories the user was given, and each one put out of place (its text
+    #: and what replaced it: a successor after consolidation, or a recall's conflict).
+    starting_given: int = 0
+    starting_replaced: list[tuple[str, list[str]]] = field(default_factory=list)
     seconds: float = 0.0
     error: str | None = None
 
@@ -176,15 +188,16 @@ def _replay(scenario: dict[str, Any], hs: Hindsight, clock: Clock, run: Scenario
 
 def run_scenario(scenario: dict[str, Any], workdir: Path, embedder: Embedder | None = None,
                  config: HindsightConfig | None = None, *, replay: bool = True,
-                 unanswerable: Sequence[str] = ()) -> ScenarioRun:
+                 unanswerable: Sequence[str] = (), starting: Path | None = None) -> ScenarioRun:
     """Record one scenario into a fresh engine at ``workdir`` and ask its questions, then ``unanswerable``
     ones (not reinforcing, so they change nothing). A scenario that raises fails all its questions; the
-    caller goes on with the next."""
+    caller goes on with the next. ``starting``: a template every user starts with (see the module)."""
     run = ScenarioRun(id=str(scenario.get("id", "?")))
     started = time.perf_counter()
     steps = timeline(scenario)
     clock = Clock(steps[0].when if steps else iso_time(scenario["queries"][0]["at"]))
-    hs = Hindsight(workdir, clock=clock, embedder=embedder, config=config, background_consolidation=False)
+    hs = Hindsight(workdir, clock=clock, embedder=embedder, config=config, background_consolidation=False,
+                   starting_memories=starting)
     try:
         last = _replay(scenario, hs, clock, run, replay)
         clock.current = last
@@ -200,6 +213,8 @@ def run_scenario(scenario: dict[str, Any], workdir: Path, embedder: Embedder | N
                                k=int(query.get("k", DEFAULT_K)), now=clock.current)
             prompt = result.to_prompt()
             problems = judge(kind, query, prompt)
+            run.starting_replaced += [(c.superseded.content, [c.successor.content]) for c in result.conflicts
+                                      if c.superseded.starting]
             run.questions.append(Question(run.id, index, kind, scenario.get("lang", "?"),
                                           list(scenario.get("tags") or []), query["text"], not problems,
                                           problems, prompt, len(result.hits)))
@@ -207,6 +222,16 @@ def run_scenario(scenario: dict[str, Any], workdir: Path, embedder: Embedder | N
             run.unanswerable_asked += 1
             run.unanswerable_given += bool(hs.recall(text, scenario["namespace"], k=DEFAULT_K, track=False,
                                                      now=clock.current).hits)
+        if starting is not None:  # then as a worker would, sooner or later: everything consolidated
+            for namespace in namespaces_of(scenario):
+                hs.consolidate(namespace)
+            given = [m for m in hs.find(scenario["namespace"]) if m.starting]
+            run.starting_given = len(given)
+            run.starting_replaced += [
+                (m.content, [s.memory.content for s in hs.history(m.id, namespace=scenario["namespace"]).superseded_by])
+                for m in given if m.status != Status.ACTIVE]
+            once = {old: by for old, by in reversed(run.starting_replaced)}  # each memory once, the first seen
+            run.starting_replaced = [(old, once[old]) for old in dict.fromkeys(old for old, _ in run.starting_replaced)]
     except Exception as exc:  # a scenario that crashes fails; the others still run
         run.error = f"{type(exc).__name__}: {exc}"
         traceback.print_exc()
@@ -258,6 +283,9 @@ def figures(runs: Sequence[ScenarioRun]) -> dict[str, Any]:
         "offtopic_empty": {"empty": sum(q.empty for q in offtopic), "total": len(offtopic)},
         "unanswerable_given": {"given": sum(r.unanswerable_given for r in runs),
                                "asked": sum(r.unanswerable_asked for r in runs)},
+        "starting_replaced": {"given": sum(r.starting_given for r in runs),
+                              "replaced": sum(len(r.starting_replaced) for r in runs),
+                              "which": [[r.id, old, by] for r in runs for old, by in r.starting_replaced]},
         "per_lang": tally(questions, lambda q: [q.lang]),
         "per_tag": tally(questions, lambda q: q.tags),
     }
@@ -288,6 +316,12 @@ def print_figures(result: dict[str, Any]) -> None:
     if unanswerable["asked"]:
         print(f"unanswerable questions about the asker given some memory "
               f"{unanswerable['given']}/{unanswerable['asked']}")
+    starting = result["starting_replaced"]
+    if starting["given"]:
+        for scenario, old, by in starting["which"]:
+            print(f"starting memory out of place in {scenario}: {old!r} <- {by!r}")
+        print(f"starting memories out of place (superseded, or a recall's conflict) "
+              f"{starting['replaced']} (of {starting['given']} given)")
 
 
 def make_embedder(name: str, cache: Path | None) -> Embedder:
@@ -317,6 +351,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, help="a directory caching document vectors across runs")
     parser.add_argument("--unanswerable", action="store_true",
                         help="also ask every scenario the questions of UNANSWERABLE and count those given memories")
+    parser.add_argument("--starting", type=Path, metavar="JSONL",
+                        help="a template of starting memories every user begins with (count those put out of place)")
     parser.add_argument("--no-replay", action="store_true",
                         help="do not replay the embedded worker's consolidation every N episodes of a session")
     args = parser.parse_args(argv)
@@ -330,7 +366,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for n, scenario in enumerate(scenarios):
             run = run_scenario(scenario, Path(tmp) / f"s{n}", embedder, config, replay=not args.no_replay,
-                               unanswerable=UNANSWERABLE if args.unanswerable else ())
+                               unanswerable=UNANSWERABLE if args.unanswerable else (), starting=args.starting)
             runs.append(run)
             for q in run.questions:
                 print_question(q)
@@ -345,7 +381,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "suite": str(args.data),
             "engine": {"version": getattr(hindsight_core, "__version__", None)},
             "options": {"replay": not args.no_replay, "default_k": DEFAULT_K, "only": args.only, "set": args.set,
-                        "embedder": args.embedder},
+                        "embedder": args.embedder, "starting": None if args.starting is None else str(args.starting)},
             **result,
             "seconds": seconds,
             "per_scenario": {r.id: {"passed": r.passed, "questions_passed": sum(q.passed for q in r.questions),

@@ -266,9 +266,16 @@ class Integrator:
 
             vectors = self._pool_vectors()
             # the user's own word on a starting memory's attribute replaces it (starting.py): the starting
-            # memory closest to it, if close enough
-            scored = [(attribute_z(self.ctx.embedder, vectors[p.id], vector, p.content, content), p)
-                      for p in self.pool.values() if p.starting and p.id in vectors]
+            # memory closest to what the user said, if close enough. Measured on the user's own turns the
+            # fact was distilled from, not on the fact: a distilled fact and a template share their framing
+            # ("The user is a backend engineer", "The user is a beginner."), which stood above the bar for
+            # nearly any pair, and the recall path measures the user's turns too
+            said = [e for e in cited if e.indexed and (e.role or "").lower() not in AGENT_ROLES]
+            found = self.ctx.outbox.vectors_for(said) if said else {}
+            turns = [(e.content, np.asarray(found[e.id], dtype=np.float32)) for e in said if e.id in found]
+            scored = [(max(attribute_z(self.ctx.embedder, vectors[p.id], turn, p.content, text)
+                           for text, turn in turns), p)
+                      for p in self.pool.values() if p.starting and p.id in vectors and turns]
             if scored:
                 z, closest = max(scored, key=lambda zp: zp[0])
                 if z >= bar and closest not in targets:

@@ -57,7 +57,7 @@ from hindsight_core.recall.fusion import (
 from hindsight_core.recall.keyword import tokenize
 from hindsight_core.recall.log import LogEntry, RecallRecorder
 from hindsight_core.recall.moments import Spread
-from hindsight_core.recall.profile import CONTENT_FREE, STATE, is_question, memory_kinds
+from hindsight_core.recall.profile import CONTENT_FREE, DEFAULT, STATE, is_question, memory_kinds
 from hindsight_core.recall.rerank import Reranker, rerank
 from hindsight_core.recall.snapshot_file import SnapshotFiles
 from hindsight_core.recall.supersede import Update, about_the_present, find_updates, hand_over, holds_for
@@ -858,16 +858,19 @@ class RecallPipeline:
         self, ordered: Sequence[tuple[str, float]], kept: set[str], fresh: dict[str, Memory], corpus: Corpus,
         english: np.ndarray, chinese: np.ndarray,
     ) -> list[Update]:
-        """Kept starting memories that a candidate of the user's own (not a starting memory, not the
-        agent's turn) speaks to: the same attribute, by the background z of the pair (mean of both
-        directions, ``recall.supersede_z``), whatever its time, session or wording. A template's
-        default never stands next to what the user said about the same thing, nor above it."""
+        """Kept starting memories that a turn of the user's own among the candidates (not the agent's
+        turn, not a distilled fact) speaks to: the same attribute, by the background z of the pair (mean
+        of both directions, ``recall.supersede_z``), whatever its time, session or wording. A template's
+        default never stands next to what the user said about the same thing, nor above it. A distilled
+        fact shares a template item's framing ("The user is a backend engineer" against "The user is a
+        beginner."), which alone put such pairs above the bar; the turns it came from are what the user
+        said, as consolidation measures them (lifecycle/integrate.py)."""
         bar = self.recall_config.supersede_z
         starting = [mid for mid, _ in ordered if mid in fresh and fresh[mid].starting]
         if bar is None or not any(mid in kept for mid in starting):
             return []
-        own = [mid for mid, _ in ordered
-               if mid in fresh and not fresh[mid].starting and not is_agent(fresh[mid].role)]
+        own = [mid for mid, _ in ordered if mid in fresh and fresh[mid].layer == Layer.EPISODIC
+               and not fresh[mid].starting and not is_agent(fresh[mid].role)]
         vector, _, spread = _snapshot_lookups(corpus, english, chinese, self._spreads)
         # a question says nothing of what holds for the user (profile.is_question)
         own = [mid for mid in own if not is_question(fresh[mid].content)]
@@ -961,9 +964,10 @@ class RecallPipeline:
                 and len(corpus.keyword.terms[i]) <= self.recall_config.content_free_terms)
 
     def _requested(self, query_vector: np.ndarray) -> set[str]:
-        """The standing-fact kinds a query asks to be offered: ``{STATE}`` for a request (profile.py)."""
+        """The standing-fact kinds a query asks to be offered: for a request, the person's own and the
+        starting memories' (``STATE``, ``DEFAULT``; profile.py)."""
         kinds = sentence_kinds.for_embedder(self.embedder)
-        return {STATE} if kinds.is_request(query_vector) else set()
+        return {STATE, DEFAULT} if kinds.is_request(query_vector) else set()
 
     def _offers(self, inp: ch.ChannelInput, similarity: ch.Similarity, requested: set[str], about_asker: bool
                 ) -> ch.Ranked:

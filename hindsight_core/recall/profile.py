@@ -19,8 +19,15 @@ import numpy as np
 
 from hindsight_core.types import AGENT_ROLES, Layer, Memory
 
-#: The one kind of standing fact (``Corpus.standing_index`` is keyed by kind).
+#: The kind of standing fact (``Corpus.standing_index`` is keyed by kind).
 STATE = "state"
+#: A starting memory that is a standing fact: a template's default (starting.py). A request is offered it
+#: as it is offered the person's own standing facts (a new user's "prefers short answers" shapes their
+#: first request); a question about the asker is not, since it is not what they said of themselves. Offered by
+#: kind to those too, an eight-memory template answered every unanswerable question about the asker on
+#: the behaviour set (282 of 282) and took the one offer from the user's own fact ("我姐姐是做什么的？" was
+#: given "用户是初学者。").
+DEFAULT = "default"
 #: A turn with nothing to recall: thanks, greetings, acknowledgements (``SentenceKinds.content_free``). It
 #: stays in the transcript and is never a recall candidate; kept beside ``STATE`` so a snapshot holds both.
 CONTENT_FREE = "content_free"
@@ -30,15 +37,16 @@ _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i’m|i've|i'd|i'll|me|my|mine|myself)\b
 
 
 def memory_kinds(memories: Sequence[Memory], scores: np.ndarray, content_free: np.ndarray) -> list[tuple[str, ...]]:
-    """For each memory, its kind: ``(STATE,)`` for a standing fact, ``(CONTENT_FREE,)`` for a turn that
-    says nothing to recall, or none. ``scores`` are the standing-state classifier's and ``content_free``
-    the content-free classifier's (``SentenceKinds``) for the memories' vectors."""
+    """For each memory, its kind: ``(STATE,)`` for a standing fact (``(DEFAULT,)`` for a starting memory
+    that is one), ``(CONTENT_FREE,)`` for a turn that says nothing to recall, or none. ``scores`` are the
+    standing-state classifier's and ``content_free`` the content-free classifier's (``SentenceKinds``) for
+    the memories' vectors."""
     out: list[tuple[str, ...]] = []
     for m, s, free in zip(memories, scores, content_free, strict=True):
         if m.layer == Layer.EPISODIC and float(free) > 0.0:
             out.append((CONTENT_FREE,))
         else:
-            out.append((STATE,) if is_standing(m, float(s)) else ())
+            out.append(((DEFAULT if m.starting else STATE),) if is_standing(m, float(s)) else ())
     return out
 
 

@@ -92,6 +92,51 @@ def test_the_users_own_statement_outranks_then_supersedes_the_starting_memory(
     assert hs.get(next(m.id for m in _starting(hs, "user:eve") if m.id != template.id)).status == Status.ACTIVE
 
 
+def test_facts_about_other_things_leave_every_starting_memory_in_place(
+    open_engine: Callable[[], Hindsight], clock: Any
+) -> None:
+    """Consolidation measures a starting memory against the user's turns a fact was distilled from, not
+    against the fact: "The user is a backend engineer" and "The user is a beginner." share their framing,
+    and on the behaviour set's 47 histories that put 27 of 376 starting memories out of place (a job, a
+    city, an allergy or a budget each replaced "is a beginner" or "writes in Chinese"). What the user
+    says about a starting memory's attribute still replaces it. Recall measures the user's turns too."""
+    hs = open_engine()
+    hs.set_starting_memories([UNITS, "The user writes in Chinese.", "The user is a beginner.", "用户是初学者。"])
+    for text in ("I'm a backend engineer at a bank.", "I live in Manchester.", "I'm allergic to celery.",
+                 "My budget is 25,000 dollars.", "我叫林峰，是个飞行员。"):
+        hs.record(text, "user:ian", session_id="s1")
+        clock.advance(minutes=1)
+    report = hs.consolidate("user:ian")
+    assert report.superseded_ids == []
+    assert all(m.status == Status.ACTIVE for m in _starting(hs, "user:ian"))
+    # nor does recall hand a starting memory's place to a distilled fact about something else
+    assert hs.recall("Am I a beginner?", "user:ian", track=False).conflicts == []
+    hs.record(OWN, "user:ian", session_id="s2")
+    replaced = hs.consolidate("user:ian").superseded_ids
+    assert [hs.get(mid).content for mid in replaced] == [UNITS]
+
+
+def test_a_starting_memory_shapes_a_request_but_answers_no_question_about_the_user(
+    open_engine: Callable[[], Hindsight]
+) -> None:
+    """A question about the asker is offered the one standing fact of theirs closest to it (profile.py);
+    a starting memory is no fact of theirs, and offered by kind it answered every such question (an
+    eight-memory template: 282 of 282 unanswerable questions on the behaviour set were given one). A
+    request is still offered it, as the template is there to shape a new user's first requests."""
+    hs = open_engine()
+    hs.set_starting_memories(TEMPLATE)
+    for role, text in [("user", "Hi there!"), ("assistant", "Hello! How can I help?"),
+                       ("user", "Can you help me plan a weekend in Porto?"),
+                       ("assistant", "Sure: Ribeira, the Livraria Lello and a port cellar tour."),
+                       ("user", "I'd rather avoid crowds."),
+                       ("assistant", "Then go early in the morning and visit the Serralves park.")]:
+        hs.record(text, "user:flo", session_id="s1", role=role)
+    for question in ("What's my blood type?", "Who is my dentist?"):
+        assert not any(h.memory.starting for h in hs.recall(question, "user:flo", track=False).hits), question
+    offered = _texts(hs, "Suggest a dinner recipe for tonight.", "user:flo")
+    assert "The user likes vegetarian food." in offered
+
+
 def test_a_starting_memory_is_never_the_users_evidence(open_engine: Callable[[], Hindsight]) -> None:
     hs = open_engine()
     # the template holds exactly what consolidation distils from the user's sentence (no hand-written text)
