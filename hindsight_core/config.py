@@ -188,7 +188,8 @@ class RecallConfig(BaseModel):
     #: chance (``floor.chance_best``, derived), each the other's closest among that speaker's memories of
     #: other conversations in time order, that does not share ``collapse_overlap`` of its rare words and
     #: (``supersede_needs_change``) states a change.
-    supersede_z: float | None = fitted(2.7, "LoCoMo development conversations and the quality cases")
+    supersede_z: float | None = fitted(2.7, "LoCoMo development conversations and the quality cases, as the bar "
+                                       "of recall-time updates (now derived)")
     #: The newer memory must state a change (``sentence_kinds.SentenceKinds.change``, learned from
     #: examples, no verb list): a later remark on the same topic that changes nothing ("My sister lives in
     #: Hamburg" after "I live in Munich") is not an update. Without it, updates cost LoCoMo dev held-out
