@@ -230,8 +230,10 @@ def run_scenario(scenario: dict[str, Any], workdir: Path, embedder: Embedder | N
             run.starting_replaced += [
                 (m.content, [s.memory.content for s in hs.history(m.id, namespace=scenario["namespace"]).superseded_by])
                 for m in given if m.status != Status.ACTIVE]
-            once = {old: by for old, by in reversed(run.starting_replaced)}  # each memory once, the first seen
-            run.starting_replaced = [(old, once[old]) for old in dict.fromkeys(old for old, _ in run.starting_replaced)]
+            first: dict[str, list[str]] = {}  # each memory once, as first seen
+            for old, by in run.starting_replaced:
+                first.setdefault(old, by)
+            run.starting_replaced = list(first.items())
     except Exception as exc:  # a scenario that crashes fails; the others still run
         run.error = f"{type(exc).__name__}: {exc}"
         traceback.print_exc()

@@ -85,6 +85,9 @@ class Integrator:
             for source in m.source_ids:
                 self.citers[source].add(m.id)
         self._vectors: dict[str, np.ndarray] | None = None
+        #: The vectors of the user's turns read for starting memories: each episode once per batch, however
+        #: many facts it gave.
+        self._turn_vectors: dict[str, np.ndarray] = {}
         self._embedded: dict[str, np.ndarray] = {}
         self._turns: dict[str, list[Memory]] = {}  # session id -> its episodes in write order (echoes)
 
@@ -271,8 +274,10 @@ class Integrator:
             # ("The user is a backend engineer", "The user is a beginner."), which stood above the bar for
             # nearly any pair, and the recall path measures the user's turns too
             said = [e for e in cited if e.indexed and (e.role or "").lower() not in AGENT_ROLES]
-            found = self.ctx.outbox.vectors_for(said) if said else {}
-            turns = [(e.content, np.asarray(found[e.id], dtype=np.float32)) for e in said if e.id in found]
+            if unread := [e for e in said if e.id not in self._turn_vectors]:
+                self._turn_vectors.update((mid, np.asarray(v, dtype=np.float32))
+                                          for mid, v in self.ctx.outbox.vectors_for(unread).items())
+            turns = [(e.content, self._turn_vectors[e.id]) for e in said if e.id in self._turn_vectors]
             scored = [(max(attribute_z(self.ctx.embedder, vectors[p.id], turn, p.content, text)
                            for text, turn in turns), p)
                       for p in self.pool.values() if p.starting and p.id in vectors and turns]

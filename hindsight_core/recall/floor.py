@@ -20,12 +20,15 @@ import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from statistics import NormalDist
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from hindsight_core.recall.config import RecallConfig
 from hindsight_core.recall.profile import is_question
 from hindsight_core.text.script import is_cjk
+
+if TYPE_CHECKING:
+    from hindsight_core.recall.config import RecallConfig
 
 #: Unrelated sentences in English and Chinese, the usual material of conversations with an agent.
 BACKGROUND: tuple[str, ...] = (
@@ -193,10 +196,6 @@ class Evidence:
         return self.z + coverage_weight * self.coverage
 
 
-#: The default ``floor_anchor_base``: how far a tuned floor moved is measured from it.
-SHIPPED_ANCHOR_BASE = float(RecallConfig.model_fields["floor_anchor_base"].default)
-
-
 def anchor_threshold(cfg: RecallConfig, size: int) -> float:
     """The evidence a query's best candidate needs, for a namespace of ``size`` memories:
     ``floor_anchor_base`` above the best that ``size`` unrelated memories reach by chance.
@@ -221,6 +220,12 @@ def chance_best(n: int) -> float:
     return NormalDist().inv_cdf(0.5 ** (1.0 / n))
 
 
+def shipped_anchor_base(cfg: RecallConfig) -> float:
+    """The default ``floor_anchor_base`` of ``cfg``'s class: how far a tuned floor moved is measured from
+    it (read off the configuration passed, so the floor imports no configuration module at run time)."""
+    return float(type(cfg).model_fields["floor_anchor_base"].default)
+
+
 def floor_bars(cfg: RecallConfig, *, history: bool, size: int) -> tuple[float, float]:
     """``(anchor, keep)``: the evidence the best candidate needs, and the lower bar each one needs.
 
@@ -231,7 +236,7 @@ def floor_bars(cfg: RecallConfig, *, history: bool, size: int) -> tuple[float, f
     margin (1.5), which put it within 0.06 of chance's best for any namespace of 5 to 100,000 memories;
     the development sets' fit of the two (docs/benchmark-log.md) left it where it was."""
     bar = anchor_threshold(cfg, size)
-    moved = cfg.floor_anchor_base - SHIPPED_ANCHOR_BASE
+    moved = cfg.floor_anchor_base - shipped_anchor_base(cfg)
     return bar - (cfg.floor_history_relief if history else 0.0), chance_best(size) + moved
 
 
