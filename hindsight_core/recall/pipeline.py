@@ -57,7 +57,7 @@ from hindsight_core.recall.fusion import (
 from hindsight_core.recall.keyword import tokenize
 from hindsight_core.recall.log import LogEntry, RecallRecorder
 from hindsight_core.recall.moments import Spread
-from hindsight_core.recall.profile import CONTENT_FREE, DEFAULT, STATE, is_question, memory_kinds
+from hindsight_core.recall.profile import CONTENT_FREE, DEFAULT, FACT, STATE, is_question, memory_kinds
 from hindsight_core.recall.rerank import Reranker, rerank
 from hindsight_core.recall.snapshot_file import SnapshotFiles
 from hindsight_core.recall.supersede import Update, about_the_present, find_updates, hand_over, holds_for
@@ -977,11 +977,12 @@ class RecallPipeline:
         clears the floor on its own evidence (``_candidates``). e5 puts "我是做哪一行的？" barely above
         unrelated sentences from "我叫林峰，在厦门当牙医。" (z 0.2), so no relevance bar tells it from an
         unanswerable question about the asker (docs/benchmark-log.md); a question asks for one thing about
-        the person, so one standing fact of theirs is what it is offered."""
+        the person, so one standing fact of theirs, or one fact distilled from what they said
+        (``profile.FACT``), is what it is offered."""
         offers = self.recall_config.standing_offers
         if requested:
             return ch.profile_channel(inp, similarity, requested, offers)
-        return ch.profile_channel(inp, similarity, {STATE}, min(offers, 1)) if about_asker else []
+        return ch.profile_channel(inp, similarity, {STATE, FACT}, min(offers, 1)) if about_asker else []
 
     def _about_asker(self, query_vector: np.ndarray) -> tuple[bool, bool]:
         """Whether the query asks for a fact of the asker's own life (``SentenceKinds.about_asker``), and

@@ -3,12 +3,13 @@
 An allergy matters to "recommend a dessert", a night shift to "when should I go to the gym", although
 each pair shares no words and sits far apart in embedding space. No list of domains can name every such
 pair, so a memory is a standing fact by what kind of sentence it is (``sentence_kinds.py``): a person's
-own statement (first person, not the agent's turn) of a lasting state, condition, habit or preference;
-a distilled fact or preference always is. A query that is a request gets the namespace's standing facts
-closest to it offered as evidence (``RecallConfig.standing_offers``); a question about the asker ("我是做
-哪一行的？", ``SentenceKinds.about_asker``) gets the one closest, since it asks for one thing about them
-and e5 often puts its answer barely above unrelated sentences; a question of fact or about the past
-gets none, whatever it resembles."""
+own statement (first person, not the agent's turn) of a lasting state, condition, habit or preference,
+or a distilled fact or preference that reads as one. A query that is a request gets the namespace's
+standing facts closest to it offered as evidence (``RecallConfig.standing_offers``); a question about
+the asker ("我是做哪一行的？", ``SentenceKinds.about_asker``) gets the one closest of those and of every
+other distilled fact (``FACT``), since it asks for one thing about them and e5 often puts its answer
+barely above unrelated sentences; a question of fact or about the past gets none, whatever it
+resembles."""
 
 from __future__ import annotations
 
@@ -28,6 +29,13 @@ STATE = "state"
 #: the behaviour set (282 of 282) and took the one offer from the user's own fact ("我姐姐是做什么的？" was
 #: given "用户是初学者。").
 DEFAULT = "default"
+#: A fact distilled from what the person said (``Layer.SEMANTIC``, not a starting memory) that the standing
+#: classifier does not read as a lasting state: "用户现在住在大连（搬家后）" reads as an event, yet it is the
+#: person's current home. A question about the asker is offered the closest of these and of ``STATE``: a
+#: distilled fact is about the person by construction, and without it the offer went to the closest
+#: episode, "我叫马丽，在天津当幼师，有两个孩子。", the old city beside the new one. A request is not offered
+#: it: only a lasting state bears on what to choose.
+FACT = "fact"
 #: A turn with nothing to recall: thanks, greetings, acknowledgements (``SentenceKinds.content_free``). It
 #: stays in the transcript and is never a recall candidate; kept beside ``STATE`` so a snapshot holds both.
 CONTENT_FREE = "content_free"
@@ -38,15 +46,20 @@ _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i’m|i've|i'd|i'll|me|my|mine|myself)\b
 
 def memory_kinds(memories: Sequence[Memory], scores: np.ndarray, content_free: np.ndarray) -> list[tuple[str, ...]]:
     """For each memory, its kind: ``(STATE,)`` for a standing fact (``(DEFAULT,)`` for a starting memory
-    that is one), ``(CONTENT_FREE,)`` for a turn that says nothing to recall, or none. ``scores`` are the
+    that is one), ``(FACT,)`` for another distilled fact, ``(CONTENT_FREE,)`` for a turn that says nothing
+    to recall, or none. ``scores`` are the
     standing-state classifier's and ``content_free`` the content-free classifier's (``SentenceKinds``) for
     the memories' vectors."""
     out: list[tuple[str, ...]] = []
     for m, s, free in zip(memories, scores, content_free, strict=True):
         if m.layer == Layer.EPISODIC and float(free) > 0.0:
             out.append((CONTENT_FREE,))
+        elif is_standing(m, float(s)):
+            out.append((DEFAULT if m.starting else STATE,))
+        elif m.layer == Layer.SEMANTIC and not m.starting and not is_question(m.content):
+            out.append((FACT,))
         else:
-            out.append(((DEFAULT if m.starting else STATE),) if is_standing(m, float(s)) else ())
+            out.append(())
     return out
 
 

@@ -112,3 +112,27 @@ def test_the_persons_own_questions_do_not_answer_a_question_about_them(engine: H
     assert [h.memory.content for h in result.hits] == ["I'm a lawyer, I practise in Leeds."]
     assert "past tense of teach" in engine.recall("What's the past tense of teach?", ns, now=now,
                                                   track=False).to_prompt()
+
+
+def test_a_question_about_the_asker_is_offered_the_fact_distilled_before_an_old_episode(engine: Hindsight) -> None:
+    """After a move, consolidation distils the new home ("用户现在住在青岛"), which the standing-state
+    classifier reads as an event; the old episode that still says the old city besides the job is a
+    standing state, and the new one's episode reads as an event too. Offered only states, "我现在常住哪里？"
+    got the old city alone; a distilled fact is about the person by construction and is offered too, the
+    closest one, so the new city is what is shown and the job is still recalled from the old episode."""
+    ns = "user:zhouhua"
+    for day, session, turns in [
+        (1, "s1", [("user", "我叫周华，在成都当护士，有一个女儿。"), ("assistant", "周护士好！"),
+                   ("user", "女儿今年上三年级。"), ("assistant", "正是好玩的年纪。")]),
+        (200, "s2", [("user", "我们全家搬到青岛了，海边空气真好。"), ("assistant", "青岛夏天很舒服。"),
+                     ("user", "就是冬天风大。")]),
+    ]:
+        for minute, (role, text) in enumerate(turns):
+            engine.record(text, ns, session_id=session, role=role,
+                          occurred_at=datetime(2026, 1, 1, 20, minute, tzinfo=UTC) + timedelta(days=day))
+    engine.consolidate(ns)
+    now = datetime(2026, 7, 25, 9, 0, tzinfo=UTC)
+    for question in ("我现在常住哪里？", "我定居的城市是哪里？"):
+        home = engine.recall(question, ns, now=now, track=False).to_prompt()
+        assert "青岛" in home and "成都" not in home, (question, home)
+    assert "护士" in engine.recall("我是做什么工作的？", ns, now=now, track=False).to_prompt()
