@@ -43,6 +43,7 @@ from hindsight_core.ownership import DirectoryLock, releases_on_failure
 from hindsight_core.portability import ImportReport, PortabilityService
 from hindsight_core.progress import Progress, track
 from hindsight_core.recall.api import RecallService
+from hindsight_core.sharing import SharingService
 from hindsight_core.starting import StartingService
 from hindsight_core.starting_template import StartingMemories, TemplateInput, template_of
 from hindsight_core.store import open_store, workers
@@ -51,6 +52,7 @@ from hindsight_core.text.tokens import TokenCounter, default_token_counter
 from hindsight_core.transcripts import Entries, TranscriptService
 from hindsight_core.types import (
     Event,
+    Grant,
     Kind,
     Layer,
     Memory,
@@ -224,6 +226,7 @@ class Hindsight:
         self._portability = PortabilityService(self._ctx)
         self._inspection = Inspection(self._ctx)
         self._starting = StartingService(self._ctx, template)
+        self._sharing = SharingService(self._ctx)
         self._ctx.outbox.on_recovered = self._maintenance.on_index_recovered
         self._ctx.outbox.on_applied = self._maintenance.check_activation_on_clock
         if self._owner.held and database_url is None:
@@ -524,6 +527,7 @@ class Hindsight:
         as_of: datetime | None = None,
         subtree: bool = False,
         config: RecallConfig | None = None,
+        shared: bool = True,
     ) -> RecallResult:
         """The memories worth injecting for ``query``, ranked and packed into ``budget_tokens``.
 
@@ -548,12 +552,18 @@ class Hindsight:
         A new user's first recall (``track=True``, no ``as_of``) writes the starting memories first
         (``starting_memories``).
 
+        The semantic and procedural memories of every namespace granted to ``namespace`` or to its root
+        (:meth:`grant`) are searched beside its own, unless ``shared=False``; a shared hit's
+        ``memory.namespace`` is the shared namespace, and a shared memory on the same attribute as one of
+        the namespace's own hands it its place (a conflict). Grants are today's, for ``as_of`` too.
+
         ``config`` replaces the engine's recall settings (``HindsightConfig.recall``) for this call alone:
         settings ``hindsight tune`` fitted, or an experiment beside the engine's, without a second engine."""
         return self._recall.recall(
             query, namespace, session_id=session_id, k=k, budget_tokens=budget_tokens, layers=layers, now=now,
             include_cold=include_cold, explain=explain, track=track, as_of=as_of, subtree=subtree,
             first_use=self._starting.first_use, config=config,
+            shared=shared, shared_with=self._sharing.readable,
         )
 
     def warm_up(self) -> None:
@@ -632,6 +642,21 @@ class Hindsight:
         self._memories.drop_sensory(gone)
         return gone
 
+    # -- shared layers (sharing.py) ---------------------------------------------------------------
+    def grant(self, namespace: str, *, to: str) -> Grant:
+        """Let recalls in ``to`` (and below it) search ``namespace``'s semantic and procedural memories
+        beside their own, from the next recall on; granting again keeps the first grant. A namespace and
+        its own subtree need no grant (``InvalidInputError``)."""
+        return self._sharing.grant(namespace, to)
+
+    def revoke(self, namespace: str, *, to: str) -> bool:
+        """Withdraw a grant, from the next recall on in every process; ``False`` when there was none."""
+        return self._sharing.revoke(namespace, to)
+
+    def grants(self, namespace: str | None = None) -> list[Grant]:
+        """Every grant, or those naming ``namespace`` as the shared namespace or as the grantee."""
+        return self._sharing.grants(namespace)
+
     def holds_namespace(self, namespace: str) -> bool:
         """Whether the namespace holds anything: a memory, a transcript or an archive file (a namespace
         whose memories were all archived is still known, and ``forget_namespace`` must reach it)."""
@@ -658,6 +683,7 @@ class Hindsight:
         with self._ctx.changes(apply="all") as ch:
             for ns in known:
                 count += self._memories.purge(ch, ns)  # every table of the namespace, transcripts included
+                self._sharing.purge(ch, ns)
                 self._lifecycle.purge(ns)
                 self._recall.purge(ns)
         for ns in known:
@@ -878,6 +904,9 @@ class Hindsight:
     areinstate = _twin(reinstate)
     apin = _twin(pin)
     aunpin = _twin(unpin)
+    agrant = _twin(grant)
+    arevoke = _twin(revoke)
+    agrants = _twin(grants)
     aforget_namespace = _twin(forget_namespace)
     aconsolidate = _twin(consolidate)
     aend_session = _twin(end_session)

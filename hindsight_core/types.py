@@ -155,6 +155,22 @@ class MemoryDemotion(BaseModel):
     reinstated_at: datetime | None = None
 
 
+#: The layers a grant shares (sharing.py): what was learned (facts, preferences, procedures), never the
+#: conversation (episodic and working memory).
+SHARED_LAYERS: tuple[Layer, ...] = (Layer.SEMANTIC, Layer.PROCEDURAL)
+
+
+class Grant(BaseModel):
+    """A grant: ``grantee`` (a namespace, and the namespaces below it) recalls the semantic and
+    procedural memories of the shared ``namespace`` beside its own (``Hindsight.grant``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    namespace: str
+    grantee: str
+    granted_at: datetime
+
+
 class MemoryHistory(BaseModel):
     """What ``history(memory_id)`` returns, every list oldest first: the memory as it is now, its edits,
     the memories it superseded (directly or along the chain), those that superseded it, and its

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from hindsight_core.clock import aware
 from hindsight_core.config import RecallConfig
 from hindsight_core.errors import InvalidInputError
-from hindsight_core.types import PERSISTENT_LAYERS, Layer, NamespaceStats
+from hindsight_core.types import PERSISTENT_LAYERS, SHARED_LAYERS, Layer, NamespaceStats
 from hindsight_core.validation import MAX_QUERY_CHARS, check_layer, check_namespace, check_session_id, check_text
 
 if TYPE_CHECKING:
@@ -94,9 +94,13 @@ class RecallService:
         subtree: bool = False,
         first_use: Callable[[str], object] | None = None,
         config: RecallConfig | None = None,
+        shared: bool = True,
+        shared_with: Callable[[str], list[str]] | None = None,
     ) -> RecallResult:
         """``first_use(namespace)`` runs once the arguments are checked, before anything is read: the
-        engine's starting memories for a new user (not for a read-only recall, ``track=False`` or ``as_of``)."""
+        engine's starting memories for a new user (not for a read-only recall, ``track=False`` or ``as_of``).
+        ``shared_with(namespace)`` names the shared namespaces granted to it (sharing.py), searched in
+        their shared layers beside the namespace's own unless ``shared`` is false."""
         text = check_text(query, what="query", max_chars=MAX_QUERY_CHARS)
         namespace = check_namespace(namespace)
         session = check_session_id(session_id)
@@ -110,7 +114,8 @@ class RecallService:
         searched = check_layers(layers)
         at = None if as_of is None else aware(as_of, what="as_of")
         when = (self.ctx.now() if at is None else at) if now is None else aware(now, what="now")
-        flags = (("include_cold", include_cold), ("explain", explain), ("track", track), ("subtree", subtree))
+        flags = (("include_cold", include_cold), ("explain", explain), ("track", track), ("subtree", subtree),
+                 ("shared", shared))
         for flag, value in flags:
             if not isinstance(value, bool):
                 raise InvalidInputError(f"{flag} must be a bool")
@@ -125,11 +130,13 @@ class RecallService:
                     f"config.recall.max_subtree_namespaces={cfg.max_subtree_namespaces}: recall a narrower "
                     "root, or raise the limit"
                 )
+        granted = shared_with(namespace) if shared and shared_with is not None else []
         pipeline = self._pipeline()
         try:
             return pipeline.run(
                 text, namespaces, session_id=session, k=k_, budget_tokens=budget, layers=searched, now=when,
                 include_cold=include_cold, explain=explain, track=track, root=namespace, as_of=at, config=config,
+                shared=granted, shared_layers=tuple(layer for layer in searched if layer in SHARED_LAYERS),
             )
         finally:
             pipeline.load_indexes()

@@ -231,6 +231,7 @@ class RecallPipeline:
         self, query: str, namespaces: str | Sequence[str], *, session_id: str | None, k: int, budget_tokens: int,
         layers: tuple[Layer, ...], now: datetime, include_cold: bool, explain: bool = False, track: bool = True,
         root: str | None = None, as_of: datetime | None = None, config: RecallConfig | None = None,
+        shared: Sequence[str] = (), shared_layers: tuple[Layer, ...] = (),
     ) -> RecallResult:
         """One recall (:meth:`_run`); ``config`` replaces the engine's recall settings for this call only
         (``hindsight tune`` compares settings on one engine, other calls in flight keep theirs)."""
@@ -238,14 +239,15 @@ class RecallPipeline:
         try:
             return self._run(query, namespaces, session_id=session_id, k=k, budget_tokens=budget_tokens,
                              layers=layers, now=now, include_cold=include_cold, explain=explain, track=track,
-                             root=root, as_of=as_of)
+                             root=root, as_of=as_of, shared=shared, shared_layers=shared_layers)
         finally:
             _CALL_CONFIG.reset(token)
 
     def _run(
         self, query: str, namespaces: str | Sequence[str], *, session_id: str | None, k: int, budget_tokens: int,
         layers: tuple[Layer, ...], now: datetime, include_cold: bool, explain: bool = False, track: bool = True,
-        root: str | None = None, as_of: datetime | None = None,
+        root: str | None = None, as_of: datetime | None = None, shared: Sequence[str] = (),
+        shared_layers: tuple[Layer, ...] = (),
     ) -> RecallResult:
         """``explain`` fills ``result.trace`` (the result is otherwise the same); ``track=False`` logs and
         reinforces nothing, so looking at what recall would do does not change the memory. ``as_of``
@@ -256,9 +258,16 @@ class RecallPipeline:
         own snapshot, channels, floor and collapse (its memories' evidence is its own), and the final
         scores share one scale (the best fused score over all of them, not per namespace), so the
         merged hits are packed into one budget by the same rule as one namespace's. The query is
-        analysed and embedded once."""
+        analysed and embedded once.
+
+        ``shared`` namespaces (granted to the caller's, sharing.py) are searched the same way in
+        ``shared_layers`` only; a shared memory on the same attribute as a kept memory of the caller's own
+        hands it its place (``_shared_yields``), and nothing is logged or reinforced in a shared namespace."""
         names = [namespaces] if isinstance(namespaces, str) else list(namespaces)
         root_ns = root if root is not None else names[0]
+        lent = [ns for ns in dict.fromkeys(shared) if ns not in names] if shared_layers else []
+        layers_of = {**{ns: layers for ns in names}, **{ns: shared_layers for ns in lent}}
+        names += lent
         past = as_of is not None
         track = track and not past
         corpora = [(ns, self.corpus(ns, include_cold, as_of)) for ns in names]
@@ -275,14 +284,14 @@ class RecallPipeline:
                 result.trace = RecallTrace()
             return result
         degraded: list[str] = []
-        shared: list[_QueryReading] = []
+        readings: list[_QueryReading] = []
         query_vector = self.embedder.embed_query(query)
         parts = [
-            self._candidates(query, ns, corpus, analysis, query_vector, shared, degraded, session_id=session_id,
-                             layers=layers, now=now, k=k, past=past)
+            self._candidates(query, ns, corpus, analysis, query_vector, readings, degraded, session_id=session_id,
+                             layers=layers_of[ns], now=now, k=k, past=past, lent=ns in lent)
             for ns, corpus in corpora
         ]
-        base = shared[0][0]
+        base = readings[0][0]
         english, chinese = self.background()
         history = parts[0].history
         trace = self._trace_parts(parts, history) if explain else None
@@ -292,7 +301,8 @@ class RecallPipeline:
             result.trace = trace
             if track:
                 for p in parts:
-                    self._record(p.namespace, result, session_id, now, p.rankings, [], {}, 1.0)
+                    if p.namespace not in lent:
+                        self._record(p.namespace, result, session_id, now, p.rankings, [], {}, 1.0)
             return result
         # 5. final score, on one scale over every namespace searched: the best kept candidate's relevance
         # is 1, and none falls below 0 (every kept score may be below the namespace's average, or only one
@@ -307,6 +317,8 @@ class RecallPipeline:
             own = self._final_scores(p, top, scale, relevances if trace is not None else None)
             considered += own  # the trace shows every kept candidate, collapsed or not
             scored += self._collapse(own, p.corpus, base, english, chinese)
+        yielded = self._shared_yields(scored, parts, set(lent), english, chinese)
+        scored = [h for h in scored if h.memory.id not in yielded]
         penalised = {mid for p in parts for mid in p.demoted | p.starting}
         scored.sort(key=lambda h: (-h.score, h.memory.id in penalised))
         considered.sort(key=lambda h: (-h.score, h.memory.id in penalised))
@@ -317,11 +329,14 @@ class RecallPipeline:
                             if s.id in candidates and s.id not in heads}
         # 6. conflicts: superseded memories are out of the indexes; report those whose successor is shown
         # 8. sources, then 9. budget
-        injected, idle = pack(scored, k, budget_tokens, self.counter, render=self._render)
+        injected, idle = pack(scored, k, budget_tokens, self.counter,
+                              render=lambda hit: self._render(hit, shared_from=hit.memory.namespace in lent))
         conflicts: list[Conflict] = []
         for p in [] if past else parts:
             mine = [h for h in injected if h.memory.namespace == p.namespace]
             conflicts += self._conflicts(p.namespace, mine, p.replaced, p.fresh, p.corpus.has_superseded, p.updates)
+        by_id = {h.memory.id: h.memory for h in injected}
+        conflicts += [Conflict(superseded=old, successor=by_id[own]) for old, own in yielded.values() if own in by_id]
         result = RecallResult(query=query, namespace=root_ns, hits=injected, conflicts=conflicts, analysis=analysis,
                               degraded=sorted(set(degraded)))
         result.count_tokens_with(self.counter.count)  # counted when read (RecallResult.tokens)
@@ -337,6 +352,8 @@ class RecallPipeline:
         if track:
             top = max(max((h.score for h in injected), default=1.0), 0.0) or 1.0
             for p in parts:
+                if p.namespace in lent:  # the caller's query and use stay the caller's (sharing.py)
+                    continue
                 share = result.model_copy(update={"hits": [h for h in injected if h.memory.namespace == p.namespace]})
                 self._record(p.namespace, share, session_id, now, p.rankings,
                              [h for h in idle if h.memory.namespace == p.namespace],
@@ -347,12 +364,14 @@ class RecallPipeline:
     def _candidates(
         self, query: str, namespace: str, corpus: Corpus, analysis: QueryAnalysis, query_vector: np.ndarray,
         shared: list[_QueryReading], degraded: list[str], *, session_id: str | None,
-        layers: tuple[Layer, ...], now: datetime, k: int, past: bool = False,
+        layers: tuple[Layer, ...], now: datetime, k: int, past: bool = False, lent: bool = False,
     ) -> _Part:
         """Stages 2–4 and 7 for one namespace: channels, fusion, fresh rows, rerank, relevance floor.
         ``shared`` holds what is read from the query alone (its baselines, the standing-fact kinds it
         requests, whether it asks about the asker), once the first namespace computed it;
-        ``past`` (an ``as_of`` recall) ranks the snapshot's own rows instead of today's indexes."""
+        ``past`` (an ``as_of`` recall) ranks the snapshot's own rows instead of today's indexes. A ``lent``
+        namespace (shared with the caller's, sharing.py) knows nothing of the asker: it offers no standing
+        fact and a question about the asker gets no relief of its floor there."""
         cfg = self.recall_config
         inp = ch.ChannelInput(
             corpus=corpus, analysis=analysis, namespace=namespace, session_id=session_id, layers=layers,
@@ -371,6 +390,8 @@ class RecallPipeline:
             first = LanguageBaselines(query_vector, english, chinese)
             shared.append(_QueryReading(first, self._requested(query_vector), *self._about_asker(query_vector)))
         base, requested, about_asker, asker_offered = shared[0]
+        if lent:
+            requested, about_asker, asker_offered = set(), False, False
         rankings: dict[str, ch.Ranked] = {
             "vector": vector,
             "keyword": ch.keyword_channel(inp, keyword_docs, keyword_values),
@@ -898,6 +919,44 @@ class RecallPipeline:
                 yields.append(Update(older=sid, newer=best))
         return yields
 
+    def _shared_yields(
+        self, scored: Sequence[RecallHit], parts: Sequence[_Part], lent: set[str], english: np.ndarray,
+        chinese: np.ndarray,
+    ) -> dict[str, tuple[Memory, str]]:
+        """``{shared memory id: (that memory, id of the caller's own memory it yields to)}``: a shared hit
+        and a kept memory of the caller's own (what the person said or what was distilled from it, not
+        the agent's turn, not a question) that are each other's closest, at the background z of the pair
+        (mean of both directions) of at least ``recall.supersede_z``, as a starting memory yields to the
+        user's word. The caller's memory wins whether it contradicts the shared one or repeats it: either
+        way the shared one adds nothing beside it (sharing.py)."""
+        bar = self.recall_config.supersede_z
+        theirs = [h.memory for h in scored if h.memory.namespace in lent]
+        own = [h.memory for h in scored if h.memory.namespace not in lent and not h.memory.starting
+               and not is_agent(h.memory.role) and not is_question(h.memory.content)]
+        if bar is None or not theirs or not own:
+            return {}
+        lookups = {p.namespace: _snapshot_lookups(p.corpus, english, chinese, self._spreads) for p in parts}
+        z: dict[tuple[str, str], float] = {}
+        for s_ in theirs:
+            vector_s, _, spread_s = lookups[s_.namespace]
+            vs = vector_s(s_.id)
+            for o in own:
+                vector_o, _, spread_o = lookups[o.namespace]
+                vo = vector_o(o.id)
+                if vs is not None and vo is not None:
+                    cosine = float(vs @ vo)
+                    z[s_.id, o.id] = float(spread_s(vs, s_.content).z(cosine) + spread_o(vo, o.content).z(cosine)) / 2
+        yielded: dict[str, tuple[Memory, str]] = {}
+        for s_ in theirs:
+            mine = [(value, oid) for (sid, oid), value in z.items() if sid == s_.id]
+            if not mine:
+                continue
+            best_z, best = max(mine)
+            rival = max(value for (_, oid), value in z.items() if oid == best)
+            if best_z >= bar and best_z >= rival:
+                yielded[s_.id] = (s_, best)
+        return yielded
+
     def _roles(self, namespace: str, corpus: Corpus, fresh: dict[str, Memory]) -> Callable[[int], str | None]:
         """A position's role: the candidates' from their fresh rows, any other row read once on demand
         (a loaded snapshot does not hold its rows)."""
@@ -1046,7 +1105,7 @@ class RecallPipeline:
             text += f"; replaces superseded {replaced}"
         return text
 
-    def _render(self, hit: RecallHit) -> None:
+    def _render(self, hit: RecallHit, shared_from: bool = False) -> None:
         cfg = self.recall_config
         body = truncate_to_tokens(hit.memory.content, cfg.max_memory_tokens, self.counter)
         excerpts: list[str] = []
@@ -1060,7 +1119,7 @@ class RecallPipeline:
             hit.sources = cited[: cfg.max_sources] + collapsed
             excerpts = [truncate_to_tokens(s.content, cfg.source_excerpt_tokens, self.counter)
                         for s in hit.sources[: cfg.max_sources]]
-        hit.text = render_hit(hit.memory, body, excerpts)
+        hit.text = render_hit(hit.memory, body, excerpts, shared_from=shared_from)
 
     def _conflicts(
         self, namespace: str, injected: Sequence[RecallHit], replaced: dict[str, str], fresh: dict[str, Memory],

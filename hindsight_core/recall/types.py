@@ -76,11 +76,15 @@ def quote(text: str) -> str:
     return quoted
 
 
-def render_hit(memory: Memory, body: str, sources: list[str] | None = None) -> str:
-    """One injected line per memory: a label the engine writes (date, and what a distilled memory is),
-    then the content and its cited excerpts as quoted strings, so nothing a memory says can start a
-    line or a tag of its own. The date lets the model weigh an old memory."""
+def render_hit(memory: Memory, body: str, sources: list[str] | None = None, *, shared_from: bool = False) -> str:
+    """One injected line per memory: a label the engine writes (date, what a distilled memory is, and
+    the shared namespace a memory came from: ``shared_from``, sharing.py), then the content and its cited
+    excerpts as quoted strings, so nothing a memory says can start a line or a tag of its own. The date
+    lets the model weigh an old memory. A namespace is validated to letters, digits and ``.:/@+=-_``, so
+    it cannot forge a label."""
     label = "" if memory.layer == Layer.EPISODIC and memory.kind in (Kind.TURN, Kind.EVENT) else f" {memory.kind.value}"
+    if shared_from:
+        label += f", shared from {memory.namespace}"
     line = f"- [{memory.occurred_at.date().isoformat()}{label}] {quote(body)}"
     if sources:
         line += " (sources: " + ", ".join(quote(excerpt) for excerpt in sources) + ")"

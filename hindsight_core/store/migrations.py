@@ -284,4 +284,19 @@ MIGRATIONS: list[tuple[str, list[Statement]]] = [
             )""",
         ],
     ),
+    (
+        # Shared layers (hindsight_core/sharing.py): a namespace whose semantic and procedural memories
+        # are recalled beside a grantee's own, by explicit grant only. ``namespace`` is the shared one, so
+        # forgetting it purges its grants with the generic purge.
+        "0014_namespace_grants",
+        [
+            """CREATE TABLE namespace_grants (
+                namespace TEXT NOT NULL,
+                grantee TEXT NOT NULL,
+                granted_at {real} NOT NULL,
+                PRIMARY KEY (namespace, grantee)
+            )""",
+            "CREATE INDEX ix_namespace_grants_grantee ON namespace_grants(grantee)",
+        ],
+    ),
 ]

@@ -41,6 +41,7 @@ def test_public_api_is_pinned() -> None:
         "ConsolidationReport", "LLMExtractor", "RuleExtractor", "SweepReport",
         "ChainLink", "EmbedderMismatchError", "MemoryEdit", "MemoryHistory",
         "MemoryArchivedError", "MemoryDemotion", "StartingMemories", "StartingMemory", "ForeignDataSetError",
+        "Grant",
     ])
     for name in hindsight_core.__all__:
         assert getattr(hindsight_core, name) is not None

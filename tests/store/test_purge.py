@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-from hindsight_core.store import activation, demotions, jobs, recall_log, starting, transcripts
+from hindsight_core.store import activation, demotions, grants, jobs, recall_log, starting, transcripts
 from hindsight_core.store.erase import erased_among, purge_namespace
 from hindsight_core.store.sql import RelationalStore
 from hindsight_core.types import Edge, EdgeKind, Memory
@@ -42,6 +42,7 @@ def _fill(store: RelationalStore, namespace: str) -> list[str]:
         demotions.add(tx, ids[1], namespace, at=1.0, by="test", reason="not needed", log_base_before=0.0,
                       ref_time_before=1.0, status_before="active")
         assert starting.claim(tx, namespace, at=1.0, template="template")
+        assert grants.put(tx, namespace, "agent:reader", 1.0)
     jobs.create(store, namespace, None, "manual", 1.0)
     return ids
 
