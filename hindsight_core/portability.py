@@ -3,9 +3,28 @@
 An export holds what rebuilding the namespace needs and nothing derived: every memory in every layer and
 status (ids, caller ids, activation, provenance), the edges between them (supersedes chains, what a
 fact was distilled from), the transcripts, and which episodes were already consolidated (so the new home
-does not distill them twice), the edit history of ``update()`` and the demotions of ``demote()``. Vectors
-and index entries are derived: the importing engine embeds and indexes through its outbox. Importing the
-same export twice adds nothing."""
+does not distill them twice), the edit history of ``update()``, the demotions of ``demote()`` and the
+grants that name the namespace on either side (who may read it as a shared layer, and which shared
+layers it reads; sharing.py). Vectors and index entries are derived: the importing engine embeds and
+indexes through its outbox. Importing the same export twice adds nothing.
+
+*Grants.* A ``grant`` record is a ``namespace_grants`` row as stored: ``namespace`` (the shared one),
+``grantee`` and ``granted_at`` (seconds since the epoch, a float, as the consolidated, edit and demotion
+records give their times). An import that renames the namespace renames the side that named it and
+keeps the other: a grant to another tenant's namespace names that tenant, not this export. A grant
+record that names neither side as the exported namespace, or a pair ``grant`` would refuse
+(``sharing.check_grant``), refuses the whole import; a grant already present keeps its first time.
+
+A namespace that holds only grants is not exported (``UnknownNamespaceError``, as before): to
+``holds_namespace`` and ``namespaces()`` it holds nothing, and its grants are not lost for that: each
+travels with the export of its other side, and only a grant between two names that both hold nothing
+is left behind, which gives nothing to read yet.
+
+*Version 2.* The importer refuses a record type it does not know (a silently dropped record would be a
+lossy copy that reports success), so an importer of version 1 would refuse a ``grant`` record; the
+version is 2, which such an importer refuses by its header, before reading a record. Version 1 exports
+(including the edit and demotion records added within version 1) still import: they carry no grants,
+and a ``grant`` record under a version 1 header is refused as not of that version."""
 
 from __future__ import annotations
 
@@ -19,7 +38,8 @@ from ulid import ULID
 
 from hindsight_core.errors import InvalidInputError, UnknownNamespaceError
 from hindsight_core.progress import Progress, track
-from hindsight_core.store import demotions
+from hindsight_core.sharing import check_grant
+from hindsight_core.store import demotions, grants
 from hindsight_core.store.demotions import Demotion
 from hindsight_core.types import Edge, Memory, Status
 from hindsight_core.validation import (
@@ -37,7 +57,9 @@ if TYPE_CHECKING:
 
 #: The ``format`` of an export's header record; ``version`` grows when the records change.
 EXPORT_FORMAT = "hindsight-export"
-EXPORT_VERSION = 1
+EXPORT_VERSION = 2
+#: The versions ``import_namespace`` reads: 1 is 2 without ``grant`` records.
+IMPORTED_VERSIONS = (1, 2)
 
 
 class ImportReport(BaseModel):
@@ -47,6 +69,8 @@ class ImportReport(BaseModel):
     edges: int = 0  #: edge records read (already present ones are kept as they are)
     transcripts: int = 0  #: transcripts inserted
     skipped_transcripts: int = 0  #: transcript keys that already existed (left untouched)
+    grants: int = 0  #: grants inserted
+    skipped_grants: int = 0  #: grants already present (their first time kept)
     skipped_ids: list[str] = Field(default_factory=list)
 
 
@@ -88,6 +112,10 @@ class PortabilityService:
              "status_before": d.status_before, "reinstated_at": d.reinstated_at}
             for d in demotions.of_namespace(self.store, namespace)
         ]
+        records += [
+            {"type": "grant", "namespace": shared, "grantee": grantee, "granted_at": at}
+            for shared, grantee, at in grants.listed(self.store, namespace)
+        ]
         return iter(records)
 
     def _checked_memory(self, raw: object) -> Memory:
@@ -128,10 +156,12 @@ class PortabilityService:
         header = next(rows, None)
         if not isinstance(header, Mapping) or header.get("type") != "header":
             raise InvalidInputError("an export starts with its header record (type 'header')")
-        if header.get("format") != EXPORT_FORMAT or header.get("version") != EXPORT_VERSION:
+        version = header.get("version")
+        # type, not ==: True == 1 and 2.0 == 2, and neither is a version
+        if header.get("format") != EXPORT_FORMAT or type(version) is not int or version not in IMPORTED_VERSIONS:
             raise InvalidInputError(
-                f"not a {EXPORT_FORMAT} v{EXPORT_VERSION} export: format={header.get('format')!r} "
-                f"version={header.get('version')!r}"
+                f"not a {EXPORT_FORMAT} export of version {' or '.join(map(str, IMPORTED_VERSIONS))}: "
+                f"format={header.get('format')!r} version={version!r}"
             )
         source_ns = check_namespace(header.get("namespace"))
         target = source_ns if namespace is None else check_namespace(namespace)
@@ -141,6 +171,7 @@ class PortabilityService:
         consolidated: list[tuple[str, float]] = []
         edits: list[tuple[str, str, str, float]] = []
         demoted: list[Demotion] = []
+        granted: list[tuple[str, str, float]] = []
         for index, record in enumerate(rows, start=2):
             try:
                 if not isinstance(record, Mapping):
@@ -168,6 +199,10 @@ class PortabilityService:
                     edits.append((str(record["memory_id"]), texts[0], texts[1], float(record["at"])))
                 elif kind == "demotion":
                     demoted.append(_demotion_record(record))
+                elif kind == "grant":
+                    if version < 2:
+                        raise InvalidInputError("a version 1 export holds no grant records")
+                    granted.append(_grant_record(record, source_ns, target))
                 else:
                     raise InvalidInputError(f"unknown record type {kind!r}")
             except (KeyError, TypeError, ValueError, ValidationError, RecursionError) as exc:
@@ -232,6 +267,11 @@ class PortabilityService:
                         log_base_before=d.log_base_before, ref_time_before=d.ref_time_before,
                         status_before=d.status_before, reinstated_at=d.reinstated_at,
                     )
+            for shared, grantee, at in granted:
+                if grants.put(ch.tx, shared, grantee, at):
+                    report.grants += 1
+                else:
+                    report.skipped_grants += 1
             ch.sync(indexed)
         report.memories = len(fresh)
         batch = self.ctx.config.write.batch_size
@@ -260,4 +300,23 @@ def _demotion_record(record: Mapping[str, Any]) -> Demotion:
     )
 
 
-__all__ = ["EXPORT_FORMAT", "EXPORT_VERSION", "ImportReport", "PortabilityService"]
+def _grant_record(record: Mapping[str, Any], source: str, target: str) -> tuple[str, str, float]:
+    """A grant record as it will be written: ``(shared namespace, grantee, granted_at)`` with the side
+    that names the exported namespace ``source`` renamed to ``target``. The pair is checked as
+    ``grant`` checks it both as exported (an export never holds a pair ``grant`` refuses) and as
+    renamed (a rename may put one side in the other's subtree)."""
+    shared, grantee = check_grant(record["namespace"], record["grantee"])
+    at = float(record["granted_at"])
+    if not math.isfinite(at):
+        raise InvalidInputError(f"the grant of {shared!r} to {grantee!r} has a non-finite time")
+    if shared == source:
+        shared = target
+    elif grantee == source:
+        grantee = target
+    else:
+        raise InvalidInputError(
+            f"a grant of {shared!r} to {grantee!r} names the exported namespace {source!r} on neither side")
+    return (*check_grant(shared, grantee), at)
+
+
+__all__ = ["EXPORT_FORMAT", "EXPORT_VERSION", "IMPORTED_VERSIONS", "ImportReport", "PortabilityService"]

@@ -34,6 +34,17 @@ from hindsight_core.types import Grant
 from hindsight_core.validation import check_namespace
 
 
+def check_grant(namespace: object, to: object) -> tuple[str, str]:
+    """``(shared namespace, grantee)``: two valid names, neither in the other's subtree (a namespace reads
+    its own subtree without a grant). The one rule for every grant named: ``grant``, ``revoke`` and each
+    grant record an import brings (portability.py)."""
+    shared, grantee = check_namespace(namespace), check_namespace(to)
+    if within(grantee, shared) or within(shared, grantee):
+        raise InvalidInputError(
+            f"{grantee!r} and {shared!r} are one subtree: a namespace reads its own subtree without a grant")
+    return shared, grantee
+
+
 def grantees_of(namespace: str) -> list[str]:
     """The names a recall in ``namespace`` holds grants through: itself and its root."""
     root = namespace.split(SEPARATOR, 1)[0]
@@ -47,14 +58,14 @@ class SharingService:
     def grant(self, namespace: str, to: str) -> Grant:
         """Let ``to`` (and the namespaces below it) recall ``namespace``'s semantic and procedural
         memories; granting again keeps the first grant."""
-        shared, grantee = self._pair(namespace, to)
+        shared, grantee = check_grant(namespace, to)
         with self.ctx.changes() as ch:
             rows.put(ch.tx, shared, grantee, ch.ts)
         return next(g for g in self.grants(shared) if g.grantee == grantee)
 
     def revoke(self, namespace: str, to: str) -> bool:
         """Withdraw the grant of ``namespace`` to ``to``; ``False`` when there was none."""
-        shared, grantee = self._pair(namespace, to)
+        shared, grantee = check_grant(namespace, to)
         with self.ctx.changes() as ch:
             return rows.delete(ch.tx, shared, grantee)
 
@@ -74,11 +85,3 @@ class SharingService:
         not inside its own subtree (those it reads as its own)."""
         return [ns for ns in rows.readable_by(self.ctx.store, grantees_of(namespace))
                 if not within(ns, namespace)]
-
-    @staticmethod
-    def _pair(namespace: str, to: str) -> tuple[str, str]:
-        shared, grantee = check_namespace(namespace), check_namespace(to)
-        if within(grantee, shared) or within(shared, grantee):
-            raise InvalidInputError(
-                f"{grantee!r} and {shared!r} are one subtree: a namespace reads its own subtree without a grant")
-        return shared, grantee

@@ -631,8 +631,8 @@ def export(
     namespace: NsArg,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")] = None,
 ) -> None:
-    """Export a namespace as JSONL: memories (every layer and status), edges, transcripts, procedures and
-    which episodes were consolidated; hindsight import rebuilds it exactly elsewhere."""
+    """Export a namespace as JSONL: memories (every layer and status), edges, transcripts, procedures,
+    which episodes were consolidated and the grants naming it; hindsight import rebuilds it exactly elsewhere."""
     with _engine() as hs:
         lines = [json.dumps(r, ensure_ascii=False) + "\n" for r in hs.export_namespace(namespace)]
     if output is None:

@@ -52,8 +52,9 @@ exits 2 as soon as the cap is passed. Standard input (`-`) is first copied to a 
 it can be read twice. An export is checked and written in one transaction, so its memories are held
 until it commits. `export` writes everything needed to rebuild the
 namespace elsewhere (memories of every layer and status with their ids and activation, edges,
-transcripts, procedures, which episodes were consolidated); importing it reproduces the namespace
-exactly. Vectors are not exported: the importing engine embeds with its own embedder.
+transcripts, procedures, which episodes were consolidated, and the grants that name it as the shared
+namespace or the grantee); importing it reproduces the namespace exactly, and `import -n` renames the
+namespace in its grants too. Vectors are not exported: the importing engine embeds with its own embedder.
 
 `tune` fits the relevance floor (the bar a memory's evidence must reach before recall injects it) to
 questions you labelled: one JSON object per line, `{"question": ..., "answers": [...]}`, where `answers`

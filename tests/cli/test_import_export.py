@@ -145,23 +145,26 @@ def test_export_then_import_elsewhere_round_trips_exactly(
     hs.flush_recall_log()
     clock.advance(days=40)
     hs.sweep()  # some episodes go cold
+    hs.grant("kb:budget-rules", to=NS)
     before = _snapshot(hs, NS)
+    grants = hs.grants(NS)
     assert {m["status"].value for m in before["memories"]} >= {"active", "superseded", "cold"}
     hs.close()
 
     export = tmp_path / "liu.jsonl"
     assert cli("export", NS, "-o", str(export)).exit_code == 0
     lines = [json.loads(line) for line in export.read_text(encoding="utf-8").splitlines()]
-    assert lines[0]["type"] == "header" and lines[0]["namespace"] == NS
-    assert {r["type"] for r in lines} == {"header", "memory", "edge", "transcript", "consolidated"}
+    assert lines[0]["type"] == "header" and lines[0]["namespace"] == NS and lines[0]["version"] == 2
+    assert {r["type"] for r in lines} == {"header", "memory", "edge", "transcript", "consolidated", "grant"}
     assert cli("export", NS).stdout == export.read_text(encoding="utf-8")  # stdout gives the same records
 
     fresh = tmp_path / "fresh"
     report = cli("import", str(export), "--json", path=fresh).json()
     assert report["format"] == "export" and report["memories"] == len(before["memories"]) and report["skipped"] == 0
-    assert report["transcripts"] == 1
+    assert (report["transcripts"], report["grants"]) == (1, 1)
     again = cli("import", str(export), "--json", path=fresh).json()
     assert (again["memories"], again["skipped"], again["transcripts"]) == (0, len(before["memories"]), 0)
+    assert (again["grants"], again["skipped_grants"]) == (0, 1)
 
     hs2 = open_engine(fresh)
     after = _snapshot(hs2, NS)
@@ -171,6 +174,7 @@ def test_export_then_import_elsewhere_round_trips_exactly(
             assert new[field] == value, (old["id"], field)
     for key in ("edges", "transcripts", "consolidated", "vectors"):
         assert after[key] == before[key], key
+    assert hs2.grants() == grants
     # the rebuilt namespace recalls like the original and has nothing left to consolidate
     assert hs2.recall("预算上限是多少？", NS).hits[0].memory.content == "用户的预算上限是5万元"
     assert hs2.consolidate(NS).status == "empty"

@@ -74,3 +74,16 @@ def test_the_untouched_export_still_imports(export: list[dict[str, Any]], tmp_pa
         report = hs.import_namespace(export)
         assert report.memories == 2
         assert {m.content for m in hs.find(NS)} == {"I'm allergic to peanuts.", "Noted, no peanuts."}
+
+
+@pytest.mark.parametrize("version", [3, 0, True, 2.0, "2", None])
+def test_an_export_of_a_version_not_read_imports_nothing(
+    version: Any, export: list[dict[str, Any]], tmp_path: Path, embedder: Any
+) -> None:
+    assert export[0]["version"] == 2
+    records = [{**export[0], "version": version}, *export[1:]]
+    with Hindsight(tmp_path / "target", embedder=embedder, background_consolidation=False) as hs:
+        with pytest.raises(InvalidInputError, match="version 1 or 2"):
+            hs.import_namespace(records)
+        assert not hs.holds_namespace(NS)
+        assert hs.import_namespace([{**export[0], "version": 1}, *export[1:]]).memories == 2  # v1 is read

@@ -1,15 +1,19 @@
 """Shared layers (issue 32): a namespace's semantic and procedural memories are recalled beside another
 namespace's own by explicit grant only, show where they came from, yield to the grantee's own word, take
-no log or reinforcement from the grantee, and stop at once when the grant is revoked. On SQLite and on
-PostgreSQL."""
+no log or reinforcement from the grantee, stop at once when the grant is revoked, and travel with an
+export of either side (renamed with it). On SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import copy
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from hindsight_core import Grant, Hindsight, InvalidInputError, Layer
+from hindsight_core.embeddings.e5 import E5Embedder
 
 SHARED = "kb:travel"
 AGENT = "agent:planner"
@@ -129,3 +133,150 @@ def test_the_shared_layer_answers_a_procedure(open_engine: Callable[[], Hindsigh
     hs.grant(SHARED, to=AGENT)
     hits = hs.recall("A customer asks for a refund, what do I do?", AGENT, track=False).hits
     assert any(h.memory.layer == Layer.PROCEDURAL and h.memory.namespace == SHARED for h in hits)
+
+
+# -- grants travel with export and import (portability.py) --------------------------------------------
+
+SUPPORT = "agent:support"
+RAIL = "kb:rail"
+
+
+@pytest.fixture
+def open_elsewhere(
+    request: pytest.FixtureRequest, open_engine: Callable[[], Hindsight], tmp_path: Path, clock: Any,
+    embedder: E5Embedder,
+) -> Iterator[Callable[[], Hindsight]]:
+    """A second data set on ``open_engine``'s backend (another directory; on PostgreSQL another schema),
+    empty until something is imported into it."""
+    backend = request.node.callspec.params["open_engine"]
+    url = str(request.getfixturevalue("other_postgres_url")) if backend == "postgres" else None
+    opened: list[Hindsight] = []
+
+    def make() -> Hindsight:
+        hs = Hindsight(tmp_path / "elsewhere", database_url=url, clock=clock, embedder=embedder,
+                       background_consolidation=False)
+        opened.append(hs)
+        return hs
+
+    yield make
+    for hs in opened:
+        hs.close()
+
+
+def _pairs(grants: list[Grant]) -> list[tuple[str, str, float]]:
+    return [(g.namespace, g.grantee, g.granted_at.timestamp()) for g in grants]
+
+
+def _granted_both_ways(hs: Hindsight, clock: Any) -> None:
+    """SHARED is read by AGENT and SUPPORT and reads RAIL itself; RAIL -> SUPPORT names neither SHARED nor
+    AGENT. Each grant at its own time, so a time not carried over shows."""
+    _shared_facts(hs)
+    hs.record("Night trains leave Vienna for Venice at 21:30.", RAIL, layer="semantic", kind="fact")
+    _agent_history(hs)
+    for shared, to in [(SHARED, AGENT), (SHARED, SUPPORT), (RAIL, SHARED), (RAIL, SUPPORT)]:
+        clock.advance(hours=1)
+        hs.grant(shared, to=to)
+
+
+def test_export_and_import_carry_the_grants_on_either_side(
+    open_engine: Callable[[], Hindsight], open_elsewhere: Callable[[], Hindsight], clock: Any
+) -> None:
+    hs = open_engine()
+    _granted_both_ways(hs, clock)
+    shared_export = list(hs.export_namespace(SHARED))
+    agent_export = list(hs.export_namespace(AGENT))
+    assert shared_export[0]["version"] == 2
+    assert [(r["namespace"], r["grantee"]) for r in shared_export if r["type"] == "grant"] == [
+        (RAIL, SHARED), (SHARED, AGENT), (SHARED, SUPPORT)]  # of SHARED and to it, not RAIL -> SUPPORT
+    assert [(r["namespace"], r["grantee"]) for r in agent_export if r["type"] == "grant"] == [(SHARED, AGENT)]
+    assert all(isinstance(r["granted_at"], float) for r in shared_export if r["type"] == "grant")
+    expected = [g for g in hs.grants() if SHARED in (g.namespace, g.grantee)]
+    assert len(expected) == 3
+
+    other = open_elsewhere()
+    report = other.import_namespace(shared_export)
+    assert (report.grants, report.skipped_grants) == (3, 0)
+    assert other.grants() == expected  # the same pairs at the same times
+    report = other.import_namespace(agent_export)
+    assert (report.grants, report.skipped_grants) == (0, 1)  # SHARED -> AGENT came with SHARED's export
+    result = other.recall(QUESTION, AGENT, track=False)
+    assert f'fact, shared from {SHARED}] "{VISA}"' in result.to_prompt()
+    # importing again adds no grant and keeps the first time
+    for records in (shared_export, agent_export):
+        again = other.import_namespace(records)
+        assert (again.memories, again.grants) == (0, 0) and again.skipped_grants == len(
+            [r for r in records if r["type"] == "grant"])
+    assert other.grants() == expected
+
+
+def test_an_import_under_another_name_renames_that_side_of_its_grants(
+    open_engine: Callable[[], Hindsight], open_elsewhere: Callable[[], Hindsight], clock: Any
+) -> None:
+    hs = open_engine()
+    _granted_both_ways(hs, clock)
+    records = list(hs.export_namespace(SHARED))
+    at = {(g.namespace, g.grantee): g.granted_at.timestamp() for g in hs.grants()}
+    other = open_elsewhere()
+    # renamed into the grantee's subtree, SHARED -> AGENT would be a grant to its own parent: refused whole
+    for inside in (f"{AGENT}/kb", AGENT):
+        with pytest.raises(InvalidInputError, match="one subtree"):
+            other.import_namespace(records, namespace=inside)
+        assert not other.holds_namespace(inside) and other.grants() == []
+    renamed = "kb:travel-2026"
+    report = other.import_namespace(records, namespace=renamed)
+    assert (report.namespace, report.grants) == (renamed, 3)
+    assert _pairs(other.grants()) == [
+        (RAIL, renamed, at[(RAIL, SHARED)]),
+        (renamed, AGENT, at[(SHARED, AGENT)]),
+        (renamed, SUPPORT, at[(SHARED, SUPPORT)]),
+    ]
+    _agent_history(other)
+    result = other.recall(QUESTION, AGENT, track=False)
+    assert f'fact, shared from {renamed}] "{VISA}"' in result.to_prompt()
+    assert other.import_namespace(records, namespace=renamed).grants == 0
+    assert len(other.grants()) == 3
+
+
+def _with_grant(records: list[dict[str, Any]], **changes: Any) -> list[dict[str, Any]]:
+    """The export with its first grant record changed (a key set to ``...`` is dropped)."""
+    out = copy.deepcopy(records)
+    grant = next(r for r in out if r["type"] == "grant")
+    for key, value in changes.items():
+        if value is ...:
+            del grant[key]
+        else:
+            grant[key] = value
+    return out
+
+
+def test_a_bad_grant_record_refuses_the_whole_import(
+    open_engine: Callable[[], Hindsight], open_elsewhere: Callable[[], Hindsight], clock: Any
+) -> None:
+    hs = open_engine()
+    _granted_both_ways(hs, clock)
+    records = list(hs.export_namespace(SHARED))
+    first = next(r for r in records if r["type"] == "grant")
+    assert (first["namespace"], first["grantee"]) == (RAIL, SHARED)
+    v1 = [{**records[0], "version": 1}, *records[1:]]
+    bad = {
+        "names neither side as the export": _with_grant(records, grantee=SUPPORT),
+        "names the export twice": _with_grant(records, namespace=SHARED),
+        "a grant to its own subtree": _with_grant(records, namespace=f"{SHARED}/team"),
+        "a shared side that is no namespace": _with_grant(records, namespace="bad name"),
+        "a grantee that is no string": _with_grant(records, grantee=7),
+        "no time": _with_grant(records, granted_at=...),
+        "a time that is not a number": _with_grant(records, granted_at="yesterday"),
+        "a non-finite time": _with_grant(records, granted_at=float("inf")),
+        "a grant in a version 1 export": v1,
+    }
+    other = open_elsewhere()
+    for case, broken in bad.items():
+        with pytest.raises(InvalidInputError, match="malformed"):
+            other.import_namespace(broken)
+        # nothing written: not the memories before the grant record, not the grants
+        assert not other.holds_namespace(SHARED) and other.grants() == [], case
+    # a version 1 export (no grants) still imports; the untouched export then adds just its grants
+    v1_report = other.import_namespace([r for r in v1 if r["type"] != "grant"])
+    assert (v1_report.memories, v1_report.grants) == (2, 0) and other.grants() == []
+    report = other.import_namespace(records)
+    assert (report.memories, report.skipped, report.grants) == (0, 2, 3)
