@@ -45,7 +45,8 @@ EXIT_CODES = {"ok": OK, "not_found": NOT_FOUND, "bad_input": BAD_INPUT, "unavail
 
 app = typer.Typer(
     name="hindsight",
-    help="Inspect and maintain a Hindsight memory: list, show, recall, import/export, consolidate, sweep.\n\n"
+    help="Inspect and maintain a Hindsight memory: list, show, recall, import/export, consolidate, sweep, "
+    "share.\n\n"
     "Exit codes: 0 ok, 1 not found / nothing done, 2 bad input, 3 backend unavailable or data directory in use.",
     no_args_is_help=True,
     add_completion=False,
@@ -862,6 +863,76 @@ def forget(
         _console().print(f"erased {erased} memories", markup=False)
     if not erased and memory_id is not None:
         raise typer.Exit(NOT_FOUND)
+
+
+# -- shared layers --------------------------------------------------------------------------------
+SharedArg = Annotated[str, typer.Argument(help="The shared namespace (kb:travel, org:acme/shared).")]
+GranteeOpt = Annotated[
+    str, typer.Option("--to", help="The grantee: recalls in this namespace and below it read the shared one.")
+]
+
+
+@app.command()
+@_handled
+def grant(namespace: SharedArg, to: GranteeOpt, as_json: JsonOpt = False) -> None:
+    """Share a namespace's semantic and procedural memories with a grantee. Its recalls, and those of
+    the namespaces below it, search them beside their own from the next recall on: what was learned,
+    never the conversation. Granting again keeps the first grant. Exit 2 when the two are one subtree
+    (a namespace reads its own subtree without a grant)."""
+    with _engine() as hs:
+        before = {g.grantee for g in hs.grants(namespace) if g.namespace == namespace}
+        made = hs.grant(namespace, to=to)
+    new = made.grantee not in before
+    if as_json:
+        _print_json({**made.model_dump(mode="json"), "new": new})
+    elif new:
+        _console().print(f"granted {made.namespace!r} to {made.grantee!r}: recalls in {made.grantee!r} and below "
+                         f"it search its semantic and procedural memories", markup=False)
+    else:
+        _console().print(f"{made.namespace!r} was already granted to {made.grantee!r} "
+                         f"(since {_ts(made.granted_at)})", markup=False)
+
+
+@app.command()
+@_handled
+def revoke(namespace: SharedArg, to: GranteeOpt, as_json: JsonOpt = False) -> None:
+    """Withdraw a grant, from the next recall on in every process. The shared namespace's memories stay
+    where they are; the grantee no longer reads them. Exit 1 when there was no such grant."""
+    with _engine() as hs:
+        revoked = hs.revoke(namespace, to=to)
+    if as_json:
+        _print_json({"namespace": namespace, "grantee": to, "revoked": revoked})
+    elif revoked:
+        _console().print(f"revoked {namespace!r} from {to!r}", markup=False)
+    else:
+        _console().print(f"nothing revoked: {namespace!r} was not granted to {to!r}", markup=False)
+    if not revoked:
+        raise typer.Exit(NOT_FOUND)
+
+
+@app.command()
+@_handled
+def grants(
+    namespace: Annotated[
+        str | None, typer.Argument(help="Only the grants naming it, as the shared namespace or as the grantee.")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List the grants: which namespace is shared with which grantee, and since when. A namespace below
+    a grantee (agent:planner/user:7) also reads what its root (agent:planner) was granted."""
+    with _engine() as hs:
+        found = hs.grants(namespace)
+    if as_json:
+        _print_json([g.model_dump(mode="json") for g in found])
+        return
+    if not found:
+        _console().print("no grants" + (f" naming {namespace!r}" if namespace is not None else ""), markup=False)
+        return
+    title = f"grants naming {namespace!r}" if namespace is not None else "grants"
+    table = Table("shared namespace", "grantee", "granted", title=title)
+    for g in found:
+        table.add_row(g.namespace, g.grantee, _ts(g.granted_at))
+    _console().print(table)
 
 
 # -- ui -------------------------------------------------------------------------------------------

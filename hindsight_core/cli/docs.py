@@ -40,6 +40,9 @@ hindsight recall user:ana "what should I cook tonight?" # the tree, as agents re
 hindsight tune questions.jsonl -n user:ana -o tuned.json # fit the relevance floor to labelled questions
 hindsight sweep --dry-run                               # what would go cold or be archived, and when
 hindsight export user:ana -o ana.jsonl && hindsight --path /elsewhere import ana.jsonl
+hindsight grant kb:travel --to agent:planner            # agent:planner and below recall kb:travel's facts
+hindsight grants kb:travel                              # the grants naming kb:travel
+hindsight revoke kb:travel --to agent:planner           # from the next recall on, in every process
 hindsight --database-url postgresql://db/hs --chroma-url http://chroma:8000 worker  # until SIGTERM
 ```
 
@@ -69,6 +72,13 @@ measured on the held one, so the table shows what the change does to questions i
 `--out` writes the tuned `HindsightConfig` as JSON only when that is better than today's settings. Load it with
 `Hindsight(config=HindsightConfig.model_validate_json(path.read_text()))` or `hindsight worker --config`.
 The recalls are read-only (nothing logged or reinforced). Tune again after changing the embedder.
+
+`grant`, `revoke` and `grants` manage shared layers (`Hindsight.grant`, `revoke`, `grants`): a grant
+lets recalls in the grantee, and in the namespaces below it (`agent:planner/user:7`), search the shared
+namespace's semantic and procedural memories beside their own, by exact name only; a shared hit says
+`shared from kb:travel` in the prompt (`hindsight recall` shows it). Granting again keeps the first
+grant; granting a namespace to its own subtree exits 2 and changes nothing; revoking a grant that does not
+exist exits 1. `grants NAMESPACE` lists the grants naming it on either side.
 """
 
 
@@ -79,7 +89,7 @@ def render() -> str:
 
     commands = [
         "namespaces", "ls", "show", "recall", "tune", "stats", "import", "export", "consolidate", "sweep", "reconcile",
-        "reembed", "forget", "ui", "worker",
+        "reembed", "forget", "grant", "revoke", "grants", "ui", "worker",
     ]
     parts = [INTRO]
     for args in [[], *([c] for c in commands)]:

@@ -19,7 +19,8 @@ from hindsight_core.clock import to_ts
 from hindsight_core.errors import HindsightError, InvalidInputError, UnknownNamespaceError
 from hindsight_core.namespaces import within
 from hindsight_core.optional import require
-from hindsight_core.types import PERSISTENT_LAYERS, Layer, Memory, Status
+from hindsight_core.sharing import grantees_of
+from hindsight_core.types import PERSISTENT_LAYERS, Grant, Layer, Memory, Status
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -132,6 +133,16 @@ def create_app(engine: Hindsight, *, writable: bool = False, allowed_hosts: list
     def fading(ns: str, days: float) -> list[Memory]:
         return engine.inspection.fading(ns, days, limit=LIST_LIMIT + 1)
 
+    def reads(ns: str) -> list[Grant]:
+        """The grants a recall in ``ns`` searches through: to ``ns`` itself or to its root, of a shared
+        namespace outside its own subtree (sharing.py: exact names, never prefixes)."""
+        return [g for name in grantees_of(ns) for g in engine.grants(name)
+                if g.grantee == name and not within(g.namespace, ns)]
+
+    def shared_with(ns: str) -> list[Grant]:
+        """The grants of ``ns`` as the shared namespace: who reads its semantic and procedural memories."""
+        return [g for g in engine.grants(ns) if g.namespace == ns]
+
     # -- pages ---------------------------------------------------------------------------------
     def index(request: Request) -> Response:
         stats = engine.stats()
@@ -174,7 +185,7 @@ def create_app(engine: Hindsight, *, writable: bool = False, allowed_hosts: list
             layers=[v.value for v in PERSISTENT_LAYERS], statuses=[s.value for s in Status],
             cold_log=engine.config.lifecycle.cold_log_activation, horizon=horizon,
             fading_count=len(fading(ns, FADING_DAYS)), fading_days=FADING_DAYS,
-            horizon_date=now_ts() + int(horizon or 0) * _DAY,
+            horizon_date=now_ts() + int(horizon or 0) * _DAY, reads=reads(ns), shared_with=shared_with(ns),
         )
 
     def memory_page(request: Request) -> Response:
@@ -235,8 +246,10 @@ def create_app(engine: Hindsight, *, writable: bool = False, allowed_hosts: list
                 why = {v.id: v for v in verdicts(result)}
                 ids = {c.id for ranked in trace.channels.values() for c in ranked} | {c.id for c in trace.fused}
                 ids |= {v.other for v in why.values() if v.other}
+                # the tree searched, and the shared namespaces it was granted: never another tenant's
+                lent = {g.namespace for g in reads(ns)}
                 contents = {mid: m for mid, m in engine.inspection.memories(None, ids).items()
-                            if within(m.namespace, ns)}
+                            if within(m.namespace, ns) or m.namespace in lent}
         return page(request, "recall.html", title=f"Recall — {ns}", ns=ns, q=query, session=session or "",
                     k=k_raw, only=only, result=result, contents=contents, why=why, message=message,
                     recall_cfg=engine.config.recall,

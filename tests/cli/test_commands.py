@@ -35,7 +35,7 @@ def test_help_of_the_app_and_of_every_command(cli: Callable[..., Any]) -> None:
     result = cli("--help")
     assert result.exit_code == 0
     commands = ["namespaces", "ls", "show", "recall", "stats", "import", "export", "consolidate", "sweep",
-                "reconcile", "reembed", "forget", "ui"]
+                "reconcile", "reembed", "forget", "grant", "revoke", "grants", "ui"]
     for name in commands:
         assert name in result.stdout
         sub = cli(name, "--help")

@@ -311,3 +311,46 @@ def test_memory_page_shows_a_demotion_and_its_reinstatement(own_recorded: Record
         hs.reinstate(memory.id)
         block = client.get(f"/memory/{memory.id}").text.split('id="demotions"', 1)[1].split("</ul>", 1)[0]
         assert 'class="reinstated"' in block and "reinstated" in block and "in force" not in block
+
+
+def _block(html: str, element_id: str) -> str:
+    return html.split(f'id="{element_id}"', 1)[1].split("</ul>", 1)[0]
+
+
+def test_namespace_page_shows_what_it_reads_and_who_reads_it(own_recorded: Recorded) -> None:
+    hs = own_recorded.engine
+    shared = hs.record("Tomatoes need at least six hours of direct sun a day.", "kb:garden", layer="semantic",
+                       kind="fact")
+    child = f"{NS}/store:memories"
+    hs.upsert("The user grows basil on the balcony", child, layer="semantic", kind="fact", role=None,
+              source_id="basil")
+    with _client(own_recorded) as client:
+        page = client.get(_ns()).text
+        assert "none: its recalls search only its own memories" in _block(page, "reads")
+        assert "none: no other namespace reads it" in _block(page, "shared-with")
+
+        hs.grant("kb:garden", to=NS)
+        hs.grant(NS, to=OTHER)
+        page = client.get(_ns()).text
+        reads = _block(page, "reads")
+        assert '<a href="/ns?name=kb%3Agarden">kb:garden</a>' in reads and "granted to this namespace" in reads
+        assert OTHER not in reads and "none" not in reads
+        shared_with = _block(page, "shared-with")
+        assert f'<a href="/ns?name=user%3Abob">{OTHER}</a>' in shared_with and "kb:garden" not in shared_with
+        # the grantee's page shows the other side; a child reads through its root's grant
+        assert f'<a href="/ns?name=user%3Aamy">{NS}</a>' in _block(client.get(f"/ns?name={OTHER}").text, "reads")
+        below = _block(client.get("/ns?" + urlencode({"name": child})).text, "reads")
+        assert "kb:garden" in below and f"granted to its root {NS}" in below
+        garden = client.get("/ns?name=kb:garden").text
+        assert f'<a href="/ns?name=user%3Aamy">{NS}</a>' in _block(garden, "shared-with")
+
+        # the playground names the shared memory it searched, and the memory opens on its own page
+        html = client.get("/recall?" + urlencode({"ns": NS, "q": "How much sun do tomatoes need?"})).text
+        assert f'<a href="/memory/{shared.id}">' in html.split('id="channels"', 1)[1].split('id="floor"', 1)[0]
+        assert "shared from kb:garden" in unescape(html.split('<pre id="prompt">', 1)[1].split("</pre>", 1)[0])
+        opened = client.get(f"/memory/{shared.id}")
+        assert opened.status_code == 200 and "kb:garden" in opened.text
+
+        hs.revoke("kb:garden", to=NS)
+        page = client.get(_ns()).text
+        assert "kb:garden" not in _block(page, "reads") and OTHER in _block(page, "shared-with")
