@@ -55,6 +55,8 @@ def commands(results: str = "benchmarks/results", data: str = DATA, cache: str =
                                "--longmemeval", f"{data}/longmemeval/longmemeval_dev.json", "--lme-every", "3",
                                "--embedder", "minilm",
                                "--cache", f"{cache}/floor-vec", "--json", f"{results}/floor_curve_minilm.json"],
+        "sharing": ["benchmarks/sharing.py", "--data", f"{data}/locomo/locomo_dev.json", "--cache",
+                    f"{cache}/locomo-vec", "--json", f"{results}/sharing.json"],
     }
 
 
@@ -206,6 +208,15 @@ def floor_curve(r: dict[str, Any]) -> list[str]:
     return out
 
 
+def sharing(r: dict[str, Any]) -> list[str]:
+    rows = [[n, f["questions"], f"{f['with_shared']:.3f}", f"{f['without']:.3f}"]
+            for n, f in r["checkpoints"].items()]
+    return [f"{r['conversations']} conversations; the questions measured are the {r['questions_measured_share']:.0%} "
+            "of categories 1-4 whose evidence the first agent's rule extractor distilled.", "",
+            *_table(["turns the second agent has heard (at most)", "questions",
+                     f"recall@{r['k']} with the shared layer", "without"], rows)]
+
+
 #: name → (title, what it measures, renderer)
 BENCHMARKS: dict[str, tuple[str, str, Callable[[Any], list[str]]]] = {
     "behaviour": ("Everyday behaviours", "whether what memory injects into a prompt is right in small bilingual "
@@ -229,6 +240,9 @@ BENCHMARKS: dict[str, tuple[str, str, Callable[[Any], list[str]]]] = {
     "floor_curve_minilm": ("The floor's operating points with all-MiniLM-L6-v2", "the same, with another "
                            "embedder passed as `embedder=`: where the floor fitted to the default one stands "
                            "there, and what `hindsight tune` makes of it.", floor_curve),
+    "sharing": ("A shared layer for a second agent", "LoCoMo evidence recall@10 of a new agent over its first "
+                "turns of a conversation another agent already learned, with a grant to that agent's semantic "
+                "layer and without.", sharing),
 }
 
 

@@ -317,8 +317,11 @@ class RecallPipeline:
             own = self._final_scores(p, top, scale, relevances if trace is not None else None)
             considered += own  # the trace shows every kept candidate, collapsed or not
             scored += self._collapse(own, p.corpus, base, english, chinese)
-        yielded = self._shared_yields(scored, parts, set(lent), english, chinese)
+        yielded, above = self._shared_yields(scored, parts, set(lent), english, chinese)
         scored = [h for h in scored if h.memory.id not in yielded]
+        for h in scored:
+            if h.memory.id in above:  # the grantee's own memory on the same thing comes first, both shown
+                h.score = max(h.score, above[h.memory.id] + 1e-6)
         penalised = {mid for p in parts for mid in p.demoted | p.starting}
         scored.sort(key=lambda h: (-h.score, h.memory.id in penalised))
         considered.sort(key=lambda h: (-h.score, h.memory.id in penalised))
@@ -922,19 +925,26 @@ class RecallPipeline:
     def _shared_yields(
         self, scored: Sequence[RecallHit], parts: Sequence[_Part], lent: set[str], english: np.ndarray,
         chinese: np.ndarray,
-    ) -> dict[str, tuple[Memory, str]]:
-        """``{shared memory id: (that memory, id of the caller's own memory it yields to)}``: a shared hit
-        and a kept memory of the caller's own (what the person said or what was distilled from it, not
-        the agent's turn, not a question) that are each other's closest, at the background z of the pair
-        (mean of both directions) of at least ``recall.supersede_z``, as a starting memory yields to the
-        user's word. The caller's memory wins whether it contradicts the shared one or repeats it: either
-        way the shared one adds nothing beside it (sharing.py)."""
+    ) -> tuple[dict[str, tuple[Memory, str]], dict[str, float]]:
+        """The shared hits the caller's own memories speak to: a shared hit and a kept memory of the
+        caller's own (what the person said or what was distilled from it, not the agent's turn, not a
+        question) that are each other's closest, at the background z of the pair (mean of both
+        directions) of at least ``recall.supersede_z``, as a starting memory yields to the user's word.
+
+        Returns ``({shared id: (that memory, the own memory's id)}, {own id: the shared one's score})``:
+        when the own memory states a change (``SentenceKinds.change``, as a recall-time update must: "Our
+        standup moved to 10:30"), the shared one is hidden and reported as a conflict; otherwise the own
+        one is lifted to just above it and both are shown. Two memories on one topic are not one fact:
+        hiding the shared one, or ranking it after the own one, whenever they were each other's closest
+        made LoCoMo's shared facts ("Nate is currently playing this awesome fantasy RPG") give way to a
+        turn of the second agent's on the same topic ("it's a team shooter game") that ranked below k
+        (benchmarks/sharing.py, docs/benchmark-log.md)."""
         bar = self.recall_config.supersede_z
         theirs = [h.memory for h in scored if h.memory.namespace in lent]
         own = [h.memory for h in scored if h.memory.namespace not in lent and not h.memory.starting
                and not is_agent(h.memory.role) and not is_question(h.memory.content)]
         if bar is None or not theirs or not own:
-            return {}
+            return {}, {}
         lookups = {p.namespace: _snapshot_lookups(p.corpus, english, chinese, self._spreads) for p in parts}
         z: dict[tuple[str, str], float] = {}
         for s_ in theirs:
@@ -946,7 +956,7 @@ class RecallPipeline:
                 if vs is not None and vo is not None:
                     cosine = float(vs @ vo)
                     z[s_.id, o.id] = float(spread_s(vs, s_.content).z(cosine) + spread_o(vo, o.content).z(cosine)) / 2
-        yielded: dict[str, tuple[Memory, str]] = {}
+        pairs: dict[str, tuple[Memory, str]] = {}
         for s_ in theirs:
             mine = [(value, oid) for (sid, oid), value in z.items() if sid == s_.id]
             if not mine:
@@ -954,8 +964,20 @@ class RecallPipeline:
             best_z, best = max(mine)
             rival = max(value for (_, oid), value in z.items() if oid == best)
             if best_z >= bar and best_z >= rival:
-                yielded[s_.id] = (s_, best)
-        return yielded
+                pairs[s_.id] = (s_, best)
+        if not pairs:
+            return {}, {}
+        speaking = sorted({oid for _, oid in pairs.values()})
+        vectors = np.stack([lookups[o.namespace][0](o.id) for o in own if o.id in speaking])  # type: ignore[misc]
+        kinds = sentence_kinds.for_embedder(self.embedder)
+        changes = dict(zip([o.id for o in own if o.id in speaking], kinds.change(vectors) > 0.0, strict=True))
+        score = {h.memory.id: h.score for h in scored}
+        yielded = {sid: pair for sid, pair in pairs.items() if changes[pair[1]]}
+        above: dict[str, float] = {}
+        for sid, (_, oid) in pairs.items():
+            if not changes[oid]:
+                above[oid] = max(above.get(oid, score[sid]), score[sid])
+        return yielded, above
 
     def _roles(self, namespace: str, corpus: Corpus, fresh: dict[str, Memory]) -> Callable[[int], str | None]:
         """A position's role: the candidates' from their fresh rows, any other row read once on demand

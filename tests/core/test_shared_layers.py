@@ -280,3 +280,29 @@ def test_a_bad_grant_record_refuses_the_whole_import(
     assert (v1_report.memories, v1_report.grants) == (2, 0) and other.grants() == []
     report = other.import_namespace(records)
     assert (report.memories, report.skipped, report.grants) == (0, 2, 3)
+
+
+def test_the_grantees_own_memory_on_the_same_topic_comes_first_beside_the_shared_one(
+        open_engine: Callable[[], Hindsight]) -> None:
+    """Two memories on one topic are not one fact: without a change stated, the shared one stays in the
+    prompt, after the grantee's own (hiding it cost a second agent the facts it inherited on LoCoMo)."""
+    hs = open_engine()
+    shared_fact = "The team lunch on Fridays is at the Italian place on Main Street."
+    own = "For team lunches I always vote for the Thai place near the station."
+    hs.record(shared_fact, SHARED, layer="semantic", kind="fact")
+    hs.record("Expense reports are due on the last working day of the month.", SHARED, layer="semantic",
+              kind="fact")
+    for fact in ["The VPN must be on to reach the staging cluster.", "Holiday requests go through the HR portal.",
+                 "The fire drill is on the first Monday of each quarter.", "The wifi password changes monthly."]:
+        hs.record(fact, SHARED, layer="semantic", kind="fact")
+    hs.record(own, AGENT, session_id="s1", role="user")
+    for text in ["I started on the backend team in March.", "My manager is called Priya.",
+                 "I commute by bike most days.", "I'm learning Rust on weekends.", "My desk is next to the window.",
+                 "I'm training for a half marathon."]:
+        hs.record(text, AGENT, session_id="s2", role="user")
+    hs.grant(SHARED, to=AGENT)
+    result = hs.recall("Where is the team lunch on Fridays?", AGENT, track=False)
+    texts = [h.memory.content for h in result.hits]
+    assert own in texts and shared_fact in texts, texts
+    assert texts.index(own) < texts.index(shared_fact)
+    assert result.conflicts == []
