@@ -10,10 +10,15 @@ without touching an adapter, and every rule the two frameworks must share lives 
   (:func:`require_namespace`), templated per call (:func:`fill_namespace`), a user's root
   (:func:`user_namespace`) whose subtree holds everything of that user;
 * **the query** recall gets from an over-long chat turn (:func:`query_text`: the tail);
-* **what a hit looks like** outside the engine (:func:`hit_metadata`) and in a prompt
-  (:func:`render_prompt`);
+* **shared layers**: every adapter entry point that recalls takes ``shared: bool = True`` and passes it
+  to ``recall`` (:func:`check_shared`), so a grant (``Hindsight.grant``) reaches the adapters as it
+  reaches ``recall``, and nothing else: there is no read of another namespace but recall's own;
+* **what a hit looks like** outside the engine (:func:`hit_metadata`, with ``shared_from``: the shared
+  namespace a hit came from) and in a prompt (:func:`render_lines`, :func:`render_prompt`: a shared hit's
+  line says ``shared from <namespace>``);
 * **the tool names and descriptions** agents see, and what the tools answer: recall with each memory's
-  id (:func:`recall_reply`), so the agent can name one to ``forget_memory`` (:func:`forget_memory`);
+  id (:func:`recall_reply`), so the agent can name one to ``forget_memory`` (:func:`forget_memory`); a
+  shared memory is read-only there and shows no id;
 * **the session log**: an exact transcript per ``(namespace, session_id)`` whose entries are
   ``{"message": <framework dump>, "memory_id": <episode id or None>}`` (:class:`SessionLog`).
 
@@ -221,16 +226,41 @@ def query_text(text: str) -> str:
     return text[-MAX_QUERY_CHARS:].lstrip() if len(text) > MAX_QUERY_CHARS else text
 
 
+# -- shared layers ---------------------------------------------------------------------------------
+
+
+def check_shared(shared: object, *, who: str) -> bool:
+    """An adapter's ``shared=`` checked when it is built (as ``recall`` checks it on every call), so a
+    wrong value fails where it was written, not at the first turn. ``True`` (the default, as
+    ``Hindsight.recall``): recall searches the semantic and procedural memories of the namespaces granted
+    to the adapter's namespace or its root beside its own; ``False`` leaves them out."""
+    if not isinstance(shared, bool):
+        raise InvalidInputError(f"{who}: shared must be a bool, got {type(shared).__name__}")
+    return shared
+
+
+def shared_from(hit: RecallHit, namespace: str) -> str | None:
+    """The shared namespace a hit of a recall in ``namespace`` came from, or ``None`` for the recall's own.
+
+    A hit is the recall's own when its memory lies in ``namespace``'s subtree (a subtree recall reads
+    its children as its own); any other namespace recall searched was granted to it (``sharing.py``):
+    recall reads nothing else."""
+    return None if within(hit.memory.namespace, namespace) else hit.memory.namespace
+
+
 # -- hits ------------------------------------------------------------------------------------------
 
 
-def hit_metadata(hit: RecallHit) -> dict[str, Any]:
+def hit_metadata(hit: RecallHit, namespace: str) -> dict[str, Any]:
     """A recalled memory's identity, provenance and rank, flat and JSON-safe: the metadata of a
-    LangChain ``Document`` and of a LlamaIndex node alike (one shape, so code and traces port)."""
+    LangChain ``Document`` and of a LlamaIndex node alike (one shape, so code and traces port).
+    ``namespace`` is the recall's (``RecallResult.namespace``): ``shared_from`` names the shared
+    namespace a hit came from by grant (``None`` for the recall's own), as its prompt line says."""
     m = hit.memory
     return {
         "memory_id": m.id,
         "namespace": m.namespace,
+        "shared_from": shared_from(hit, namespace),
         "session_id": m.session_id,
         "layer": m.layer.value,
         "kind": m.kind.value,
@@ -253,6 +283,7 @@ def hit_metadata(hit: RecallHit) -> dict[str, Any]:
 HIT_METADATA_KEYS = (
     "memory_id",
     "namespace",
+    "shared_from",
     "session_id",
     "layer",
     "kind",
@@ -271,11 +302,10 @@ HIT_METADATA_KEYS = (
 )
 
 
-def render_lines(hits: Sequence[RecallHit]) -> list[str]:
-    """One prompt line (with cited excerpts) per hit, most relevant first."""
-    from hindsight_core.recall.types import render_hit
-
-    return [hit.text or render_hit(hit.memory, hit.memory.content) for hit in hits]
+def render_lines(result: RecallResult) -> list[str]:
+    """One prompt line (with cited excerpts) per hit of ``result``, most relevant first: the line recall
+    rendered, which says ``shared from <namespace>`` for a shared hit (``RecallResult.line``)."""
+    return [result.line(hit) for hit in result.hits]
 
 
 def render_prompt(lines: Sequence[str]) -> str:
@@ -311,8 +341,8 @@ SAVE_TOOL_NAME = "save_memory"
 FORGET_TOOL_NAME = "forget_memory"
 RECALL_TOOL_DESCRIPTION = (
     "Search long-term memory about the user (facts, preferences, earlier conversations). "
-    "Input: what you want to know, as a short question. Returns the relevant memories, each with its id, "
-    "or says none matched."
+    "Input: what you want to know, as a short question. Returns the relevant memories, each with its id "
+    "(a memory shared from another namespace is read-only and has none), or says none matched."
 )
 SAVE_TOOL_DESCRIPTION = (
     "Save one thing worth remembering about the user for future conversations (a fact, preference, "
@@ -334,18 +364,25 @@ def saved_reply(memory_id: str) -> str:
 def recall_reply(result: RecallResult) -> str:
     """What the recall tool answers: the injected block with each memory's id at the end of its line.
     Without the id an agent asked to forget something has nothing to name; at the end, the line still
-    reads as the memory first."""
+    reads as the memory first. A shared memory (its line says ``shared from <namespace>``) is marked
+    read-only instead: a grant lends it to be read, and ``forget_memory`` acts only in the tool's own
+    subtree, so an id would only invite a call that cannot succeed."""
     if not result.hits:
         return NOTHING_FOUND
-    lines = render_lines(result.hits)
-    return render_prompt([f"{line} (id: {hit.memory.id})" for hit, line in zip(result.hits, lines, strict=True)])
+    lines = render_lines(result)
+    return render_prompt([
+        f"{line} (read-only)" if shared_from(hit, result.namespace) else f"{line} (id: {hit.memory.id})"
+        for hit, line in zip(result.hits, lines, strict=True)
+    ])
 
 
 def forget_memory(engine: Hindsight, memory_id: object, namespace: str, *, erase: object, by: str) -> str:
     """What the forget tool does and answers. The memory must lie in the tool's namespace or below it
     (recall searched that subtree); any other id, malformed or another tenant's, gets the same "not
     found" as an unknown one and is left alone, so a call can neither touch nor detect another tenant's
-    memory. ``erase=False`` demotes (reversible, noted ``by`` the tool), ``True`` erases."""
+    memory. A memory of a namespace shared with the tool's by grant is outside that subtree too: a grant
+    lends memories to be read, never to be demoted or erased by the grantee (``sharing.py``).
+    ``erase=False`` demotes (reversible, noted ``by`` the tool), ``True`` erases."""
     if not isinstance(erase, bool):
         raise InvalidInputError(f"erase must be a bool, got {type(erase).__name__}")
     try:
@@ -508,6 +545,7 @@ __all__ = [
     "check_metadata",
     "check_namespace",
     "check_session_id",
+    "check_shared",
     "check_text",
     "check_transcript_key",
     "engine_ref",
@@ -526,6 +564,7 @@ __all__ = [
     "require_namespace",
     "resolve_engine",
     "saved_reply",
+    "shared_from",
     "start_user",
     "starting_template",
     "template_fields",

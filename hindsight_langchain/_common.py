@@ -102,10 +102,16 @@ def load(entries: Sequence[dict[str, Any]]) -> list[BaseMessage]:
     return out
 
 
-def hit_document(hit: RecallHit) -> Document:
-    """One recalled memory as a ``Document``; metadata is the shape both frameworks share
-    (:func:`hindsight_core.integration.hit_metadata`: ``memory_id``, ``score``, ``layer`` ...)."""
-    return Document(id=hit.memory.id, page_content=hit.memory.content, metadata=hit_metadata(hit))
+def hit_document(hit: RecallHit, namespace: str) -> Document:
+    """One hit of a recall in ``namespace`` as a ``Document``; metadata is the shape both frameworks share
+    (:func:`hindsight_core.integration.hit_metadata`: ``memory_id``, ``score``, ``layer``, ``namespace``,
+    ``shared_from`` for a memory of a shared layer ...)."""
+    return Document(id=hit.memory.id, page_content=hit.memory.content, metadata=hit_metadata(hit, namespace))
+
+
+def result_documents(result: RecallResult) -> list[Document]:
+    """Every hit of ``result`` as a ``Document``, best first."""
+    return [hit_document(hit, result.namespace) for hit in result.hits]
 
 
 def _managed(config: RunnableConfig | None, namespace: str) -> dict[str, Any]:
@@ -133,7 +139,7 @@ def traced_recall(
     except Exception as exc:
         run.on_retriever_error(exc)
         raise
-    run.on_retriever_end([hit_document(h) for h in result.hits])
+    run.on_retriever_end(result_documents(result))
     return result
 
 
@@ -148,7 +154,7 @@ async def atraced_recall(
     except Exception as exc:
         await run.on_retriever_error(exc)
         raise
-    await run.on_retriever_end([hit_document(h) for h in result.hits])
+    await run.on_retriever_end(result_documents(result))
     return result
 
 

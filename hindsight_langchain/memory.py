@@ -20,7 +20,7 @@ from langchain_core.chat_history import BaseChatMessageHistory  # noqa: E402
 from langchain_core.messages import BaseMessage, SystemMessage, get_buffer_string  # noqa: E402
 from pydantic import Field, PrivateAttr, model_validator  # noqa: E402
 
-from hindsight_core.integration import query_text, require_namespace, resolve_engine  # noqa: E402
+from hindsight_core.integration import check_shared, query_text, require_namespace, resolve_engine  # noqa: E402
 from hindsight_langchain._common import arecall_for_window, load, recall_for_window  # noqa: E402
 from hindsight_langchain.chat_history import HindsightChatMessageHistory  # noqa: E402
 
@@ -39,7 +39,10 @@ class HindsightMemory(BaseChatMemory):
     Forgetting is explicit (``chat_memory.forget()`` for the session, ``engine.forget(...)`` for one
     memory). Set ``context_key`` (e.g. ``"hindsight_context"``) to receive recalled memory in its own
     prompt variable instead of in front of the buffer. ``max_token_limit`` bounds the buffer to the
-    latest turns that fit (``None``: the whole session, like ``ConversationBufferMemory``)."""
+    latest turns that fit (``None``: the whole session, like ``ConversationBufferMemory``). ``shared``
+    (default ``True``, as ``Hindsight.recall``) also searches the shared layers granted to the namespace
+    or its root (``hs.grant("kb:support", to="user:42")``); a shared memory's line says
+    ``shared from <namespace>``. ``False`` leaves them out."""
 
     human_prefix: str = "Human"
     ai_prefix: str = "AI"
@@ -54,14 +57,16 @@ class HindsightMemory(BaseChatMemory):
     budget_tokens: int = 800
     layers: list[str] | None = None
     max_token_limit: int | None = None
+    shared: bool = True
 
     _engine: Any = PrivateAttr(default=None)
     _last_recall: Any = PrivateAttr(default=None)
 
     def __init__(self, **data: Any) -> None:
         # Checked before pydantic runs, so a missing or bad namespace raises InvalidInputError (with a
-        # hint), not ValidationError.
+        # hint), not ValidationError, and ``shared="no"`` is refused instead of read as a bool.
         require_namespace(data.get("namespace"), who="HindsightMemory")
+        check_shared(data.get("shared", True), who="HindsightMemory")
         super().__init__(**data)
 
     @model_validator(mode="after")
@@ -163,6 +168,7 @@ class HindsightMemory(BaseChatMemory):
             "budget_tokens": self.budget_tokens,
             "layers": self.layers,
             "subtree": True,
+            "shared": self.shared,
         }
 
     def _variables(self, messages: list[BaseMessage], result: RecallResult | None) -> dict[str, Any]:

@@ -35,8 +35,10 @@ from hindsight_core.integration import (  # noqa: E402
     InvalidInputError,
     LatestRecalls,
     check_namespace,
+    check_shared,
     query_text,
     resolve_engine,
+    shared_from,
     start_user,
     starting_template,
     user_namespace,
@@ -62,7 +64,8 @@ class HindsightRecall(TypedDict):
     namespace: str
     #: The text appended to the system message; ``""`` when nothing relevant was found (nothing injected).
     prompt: str
-    #: The memories behind ``prompt``, best first: ``memory_id``, ``content``, ``layer``, ``score``.
+    #: The memories behind ``prompt``, best first: ``memory_id``, ``content``, ``layer``, ``score`` and
+    #: ``shared_from`` (the shared namespace a grant lent the memory from, ``None`` for the user's own).
     memories: list[dict[str, Any]]
 
 
@@ -80,7 +83,7 @@ def recall_state(result: RecallResult) -> HindsightRecall:
         "prompt": result.to_prompt(),
         "memories": [
             {"memory_id": h.memory.id, "content": h.memory.content, "layer": h.memory.layer.value,
-             "score": float(h.score)}
+             "score": float(h.score), "shared_from": shared_from(h, result.namespace)}
             for h in result.hits
         ],
     }
@@ -122,7 +125,10 @@ class HindsightMemoryMiddleware(AgentMiddleware[HindsightMemoryState, Any]):
     ``context_key`` names the runtime-context field holding the user id (a mapping key or an
     attribute); the namespace is ``namespace_prefix + user id``. ``namespace`` (a callable taking the
     context) overrides that. ``default_namespace`` serves calls without a user; without it such calls
-    raise, because guessing a user would break the wall between users."""
+    raise, because guessing a user would break the wall between users. ``shared`` (default ``True``, as
+    ``Hindsight.recall``) also searches the shared layers granted to the user's namespace or its root
+    (``hs.grant("kb:support", to="user:ana")``); a shared memory's line in the system message says
+    ``shared from <namespace>``. ``False`` leaves them out."""
 
     state_schema = HindsightMemoryState
 
@@ -139,6 +145,7 @@ class HindsightMemoryMiddleware(AgentMiddleware[HindsightMemoryState, Any]):
         layers: list[str] | None = None,
         record: bool = True,
         starting_memories: Any = None,
+        shared: bool = True,
     ) -> None:
         super().__init__()
         #: A template each new user's root gets before the first recall (``Hindsight(starting_memories=...)``).
@@ -152,6 +159,7 @@ class HindsightMemoryMiddleware(AgentMiddleware[HindsightMemoryState, Any]):
         self.budget_tokens = budget_tokens
         self.layers = layers
         self.record = record
+        self.shared = check_shared(shared, who="HindsightMemoryMiddleware")
         self._recalls = LatestRecalls()
 
     @property
@@ -210,6 +218,7 @@ class HindsightMemoryMiddleware(AgentMiddleware[HindsightMemoryState, Any]):
             "budget_tokens": self.budget_tokens,
             "layers": self.layers,
             "subtree": True,  # the user's root and everything under it (store items, saved facts)
+            "shared": self.shared,
         }
 
     def _asked(self, state: Any, runtime: Any) -> tuple[str, str, list[BaseMessage]] | None:

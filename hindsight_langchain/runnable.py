@@ -35,6 +35,7 @@ from hindsight_core.integration import (  # noqa: E402
     InvalidInputError,
     LatestRecalls,
     NamespaceTemplate,
+    check_shared,
     fill_namespace,
     require_namespace,
     resolve_engine,
@@ -61,7 +62,9 @@ class HindsightRunnable(RunnableSerializable[dict[str, Any], Any]):
     and, when ``history_key`` is set, the session's earlier messages. The session is
     ``configurable[session_key]`` (else ``thread_id``); without one the turn is still remembered, but
     there is no session log to replay. The output is the chain's; its text (an ``AIMessage``, a str, or
-    ``output[output_key]``) is what is recorded as the reply."""
+    ``output[output_key]``) is what is recorded as the reply. ``shared`` (default ``True``, as
+    ``Hindsight.recall``) also recalls the shared layers granted to the user's namespace or its root; a
+    shared memory's line in ``memory_key`` says ``shared from <namespace>``. ``False`` leaves them out."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
@@ -77,6 +80,7 @@ class HindsightRunnable(RunnableSerializable[dict[str, Any], Any]):
     budget_tokens: int = 800
     layers: list[str] | None = None
     record: bool = True
+    shared: bool = True
 
     _engine: Any = PrivateAttr(default=None)
     _fields: list[str] = PrivateAttr(default_factory=list)
@@ -87,6 +91,7 @@ class HindsightRunnable(RunnableSerializable[dict[str, Any], Any]):
         # adapter gives, not a ValidationError about str and tuple types.
         if "namespace" in data and data["namespace"] is None:
             require_namespace(None, who="with_memory")
+        check_shared(data.get("shared", True), who="with_memory")  # "no" is refused, not read as a bool
         super().__init__(**data)
 
     @model_validator(mode="after")
@@ -156,7 +161,7 @@ class HindsightRunnable(RunnableSerializable[dict[str, Any], Any]):
     def _recall_args(self, session: str | None) -> dict[str, Any]:
         return {
             "session_id": session, "k": self.k, "budget_tokens": self.budget_tokens, "layers": self.layers,
-            "subtree": True,
+            "subtree": True, "shared": self.shared,
         }
 
     def _chain_input(self, value: dict[str, Any], history: list[BaseMessage], result: RecallResult) -> dict[str, Any]:

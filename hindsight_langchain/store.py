@@ -11,7 +11,14 @@ kept verbatim in metadata (exact JSON round trip), and its text — the fields n
 what recall searches. ``index=False`` stores the item without indexing it for search.
 
 Batches follow ``InMemoryStore``: reads see the state before the batch's writes; of several writes to
-one key in a batch the last wins."""
+one key in a batch the last wins.
+
+A search never reads a shared layer (``Hindsight.grant``), whatever is granted to the user's root: a
+``BaseStore`` search returns the items under its ``namespace_prefix`` and nothing else, and a shared
+memory is no item of this store (it has no key, no value, no LangGraph namespace to put it back under).
+Recall ranks each engine namespace's own items with ``shared=False``, so a granted layer can neither
+come back nor take a ranked place from one of the store's items. The shared layer reaches an agent through
+the recalling adapters (middleware, retriever, tools), which take ``shared=``."""
 
 from __future__ import annotations
 
@@ -487,8 +494,8 @@ class HindsightStore(BaseStore):
                 if m.indexed:
                     by_space[ns] = by_space.get(ns, 0) + 1
             for ns, count in by_space.items():
-                result = self.engine.recall(
-                    op.query, ns, k=min(count, _MAX_K), budget_tokens=_SEARCH_BUDGET, layers=[LAYER]
+                result = self.engine.recall(  # the namespace's own items only: see the module's docstring
+                    op.query, ns, k=min(count, _MAX_K), budget_tokens=_SEARCH_BUDGET, layers=[LAYER], shared=False
                 )
                 ranks.update({hit.memory.id: hit.score for hit in result.hits})
             ranked = sorted((c for c in candidates if c[0].id in ranks), key=lambda c: -ranks[c[0].id])

@@ -6,7 +6,10 @@ The namespace may be a template filled per call from the run (LangMem style): ``
 serves every user and a call without the user fails instead of landing in someone else's memory. The
 tool names (``recall_memory``, ``save_memory``, ``forget_memory``) are the same in the LlamaIndex adapter.
 Recall shows each memory's id, which ``forget_memory`` takes to demote the memory (reversible) or,
-with ``erase=True``, erase it; an id outside the tool's namespace subtree is "not found"."""
+with ``erase=True``, erase it; an id outside the tool's namespace subtree is "not found". ``shared``
+(default ``True``, as ``Hindsight.recall``) lets recall search the shared layers granted to the namespace
+or its root; a shared memory is shown read-only, without an id, and ``forget_memory`` never reaches it (a
+grant lends memories to be read, not to be forgotten by the grantee)."""
 
 from __future__ import annotations
 
@@ -32,6 +35,7 @@ from hindsight_core.integration import (  # noqa: E402
     NamespaceScope,
     NamespaceTemplate,
     aforget_memory,
+    check_shared,
     forget_memory,
     query_text,
     recall_reply,
@@ -60,15 +64,18 @@ def recall_tool(
     k: int = 5,
     budget_tokens: int = 800,
     name: str = RECALL_TOOL_NAME,
+    shared: bool = True,
 ) -> StructuredTool:
     """A tool returning what long-term memory holds about a query, as the text recall would inject with
     each memory's id (the recall is a retriever run under the tool's run in the agent's callbacks). It
     searches the namespace's subtree: ``"user:{user_id}"`` finds the user's turns, store items and saved
-    facts alike."""
+    facts alike, and, unless ``shared=False``, the shared layers granted to it (read-only lines)."""
     scope = _Scope(namespace, "recall_tool")
     hs = resolve_engine(engine)
 
-    options: dict[str, Any] = {"k": k, "budget_tokens": budget_tokens, "subtree": True}
+    options: dict[str, Any] = {
+        "k": k, "budget_tokens": budget_tokens, "subtree": True, "shared": check_shared(shared, who="recall_tool"),
+    }
 
     def _traced(config: RunnableConfig, callbacks: BaseCallbackManager | None) -> RunnableConfig:
         # ``config`` is what the tool was called with, so a recall traced with it would sit beside the
@@ -144,11 +151,13 @@ def forget_tool(
 
 
 def memory_tools(
-    namespace: NamespaceTemplate, *, engine: Hindsight | None = None, session_id: str | None = None
+    namespace: NamespaceTemplate, *, engine: Hindsight | None = None, session_id: str | None = None,
+    shared: bool = True,
 ) -> list[StructuredTool]:
-    """``[recall_memory, save_memory, forget_memory]`` for one namespace (or namespace template)."""
+    """``[recall_memory, save_memory, forget_memory]`` for one namespace (or namespace template);
+    ``shared`` is the recall tool's."""
     return [
-        recall_tool(namespace, engine=engine),
+        recall_tool(namespace, engine=engine, shared=shared),
         retain_tool(namespace, engine=engine, session_id=session_id),
         forget_tool(namespace, engine=engine),
     ]

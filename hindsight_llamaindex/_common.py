@@ -103,22 +103,26 @@ def load_message(data: dict[str, Any]) -> ChatMessage:
         raise InvalidInputError(f"a logged message with a role LlamaIndex has no name for: {role!r}") from None
 
 
-#: What an LLM reads next to a memory's text: its kind and date (to weigh an old memory); the rest of
-#: the hit metadata (ids, scores, provenance) is for code.
-_SHOWN_TO_LLM = ("kind", "occurred_at", "source_id")
+#: What an LLM reads next to a memory's text: its kind and date (to weigh an old memory), and for a
+#: memory of a shared layer the namespace it was shared from (as its prompt line says); the rest of the
+#: hit metadata (ids, scores, provenance) is for code.
+_SHOWN_TO_LLM = ("kind", "occurred_at", "source_id", "shared_from")
 HIDDEN_FROM_LLM = [k for k in HIT_METADATA_KEYS if k not in _SHOWN_TO_LLM]
 
 
 def hit_nodes(result: RecallResult) -> list[NodeWithScore]:
-    """Each hit as a scored node: id = memory id, text = the memory, metadata = the shared hit shape."""
+    """Each hit as a scored node: id = memory id, text = the memory, metadata = the shared hit shape.
+    ``shared_from`` reaches the LLM only when set: "shared_from: None" on every own memory says nothing."""
     nodes = []
     for hit in result.hits:
+        metadata = hit_metadata(hit, result.namespace)
+        hidden = HIDDEN_FROM_LLM if metadata["shared_from"] else [*HIDDEN_FROM_LLM, "shared_from"]
         node = TextNode(
             id_=hit.memory.id,
             text=hit.memory.content,
-            metadata=hit_metadata(hit),
-            excluded_llm_metadata_keys=list(HIDDEN_FROM_LLM),
-            excluded_embed_metadata_keys=list(HIDDEN_FROM_LLM),
+            metadata=metadata,
+            excluded_llm_metadata_keys=list(hidden),
+            excluded_embed_metadata_keys=list(hidden),
         )
         nodes.append(NodeWithScore(node=node, score=hit.score))
     return nodes

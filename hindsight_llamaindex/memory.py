@@ -25,6 +25,7 @@ from llama_index.core.memory.types import BaseMemory
 from llama_index.core.utils import get_tokenizer
 
 from hindsight_core.integration import (
+    check_shared,
     check_transcript_key,
     engine_ref,
     log_message,
@@ -56,7 +57,9 @@ class HindsightMemory(BaseMemory):
     (``session_id``; a fresh one per instance unless given).
 
     Clearing (``reset``) empties the session log only: what was said stays in long-term memory until it
-    is forgotten explicitly through the engine."""
+    is forgotten explicitly through the engine. ``shared`` (default ``True``, as ``Hindsight.recall``)
+    also recalls the shared layers granted to the namespace or its root (``hs.grant("kb:support",
+    to="user:42")``); a shared memory's line says ``shared from <namespace>``. ``False`` leaves them out."""
 
     namespace: str = Field(description="Whose memory: a tenant scope such as 'user:42' (required).")
     session_id: str = Field(default_factory=_new_session_id, description="The conversation.")
@@ -67,6 +70,10 @@ class HindsightMemory(BaseMemory):
         default="system", description="Inject recalled memory as a system message or into the user message."
     )
     layers: list[str] | None = Field(default=None, description="Layers recall searches (all when None).")
+    shared: bool = Field(
+        default=True,
+        description="Also recall the shared layers granted to the namespace or its root (Hindsight.grant).",
+    )
     engine_path: str | None = Field(default=None, description="Data directory of the engine (for reloading).")
     tokenizer_fn: Callable[[str], list[Any]] = Field(default_factory=get_tokenizer, exclude=True)
 
@@ -81,6 +88,7 @@ class HindsightMemory(BaseMemory):
         # ``memory=HindsightMemory.from_defaults(namespace=...)`` instead (the error says so).
         who = "HindsightMemory (memory=HindsightMemory.from_defaults(namespace=...))"
         require_namespace(data.get("namespace"), who=who)
+        check_shared(data.get("shared", True), who="HindsightMemory")  # "no" is refused, not read as a bool
         template = starting_template(starting_memories)
         super().__init__(**data)
         check_transcript_key(self.session_id)
@@ -107,7 +115,7 @@ class HindsightMemory(BaseMemory):
     ) -> HindsightMemory:
         """Build one; the signature also fits ``memory_cls=`` of chat engines (``chat_history=``,
         ``token_limit=``). ``chat_history`` replaces the session log (recording only new messages)."""
-        unknown = set(kwargs) - {"k", "budget_tokens", "insert_method", "layers", "tokenizer_fn"}
+        unknown = set(kwargs) - {"k", "budget_tokens", "insert_method", "layers", "shared", "tokenizer_fn"}
         if unknown:
             raise ValueError(f"HindsightMemory.from_defaults got unexpected arguments: {sorted(unknown)}")
         if token_limit is None:
@@ -168,6 +176,7 @@ class HindsightMemory(BaseMemory):
             budget_tokens=self.budget_tokens,
             layers=self.layers,
             subtree=True,  # the user's root and everything under it
+            shared=self.shared,
         )
         result = without_hits(result, {e["memory_id"] for e in shown if e.get("memory_id")})
         self._last_recall = result

@@ -16,6 +16,7 @@ from llama_index.core.memory.memory import BaseMemoryBlock
 from llama_index.core.utils import get_tokenizer
 
 from hindsight_core.integration import (
+    check_shared,
     engine_ref,
     query_text,
     render_lines,
@@ -32,7 +33,11 @@ SESSION_STAMP = "session_id"
 
 
 class HindsightMemoryBlock(BaseMemoryBlock[str]):
-    """Recalled memories for the tail of the conversation, one line each, most relevant first."""
+    """Recalled memories for the tail of the conversation, one line each, most relevant first.
+
+    ``shared`` (default ``True``, as ``Hindsight.recall``) also recalls the shared layers granted to the
+    namespace or its root; a shared memory's line says ``shared from <namespace>``. ``False`` leaves them
+    out."""
 
     name: str = Field(default="hindsight_memory", description="The block's tag in the memory template.")
     description: str | None = Field(default="What the assistant remembers about the user from earlier.")
@@ -45,6 +50,10 @@ class HindsightMemoryBlock(BaseMemoryBlock[str]):
     budget_tokens: int | None = Field(default=None, description="Token budget of the recalled memories.")
     query_messages: int = Field(default=1, ge=1, description="How many recent user messages form the query.")
     layers: list[str] | None = Field(default=None, description="Layers recall searches (all when None).")
+    shared: bool = Field(
+        default=True,
+        description="Also recall the shared layers granted to the namespace or its root (Hindsight.grant).",
+    )
     engine_path: str | None = Field(default=None, description="Data directory of the engine (for reloading).")
 
     _engine: Hindsight = PrivateAttr()
@@ -54,6 +63,7 @@ class HindsightMemoryBlock(BaseMemoryBlock[str]):
 
     def __init__(self, *, engine: Hindsight | None = None, **data: Any) -> None:
         require_namespace(data.get("namespace"), who="HindsightMemoryBlock")
+        check_shared(data.get("shared", True), who="HindsightMemoryBlock")  # "no" is refused, not read as a bool
         super().__init__(**data)
         self._engine = resolve_engine(engine, self.engine_path)
         self.engine_path = engine_ref(self._engine)
@@ -84,11 +94,12 @@ class HindsightMemoryBlock(BaseMemoryBlock[str]):
             budget_tokens=self.budget_tokens,
             layers=self.layers,
             subtree=True,  # the user's root and everything under it
+            shared=self.shared,
         )
         self._last_recall = result
         if not result.hits:
             return ""
-        lines = render_lines(result.hits)
+        lines = render_lines(result)  # a shared memory's line says "shared from <namespace>"
         text = render_prompt(lines)
         self._scored = {text: [(hit.score, line) for hit, line in zip(result.hits, lines, strict=True)]}
         return text

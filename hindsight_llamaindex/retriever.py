@@ -1,7 +1,7 @@
 """``HindsightRetriever``: recall as a LlamaIndex retriever (query engines, ``RetrieverTool``, routers).
 
 Each hit becomes a ``NodeWithScore`` whose node id is the memory id and whose metadata is the hit shape
-both frameworks share (``memory_id``, ``score``, ``layer``, ``kind``, ``namespace``, ``occurred_at``,
+both frameworks share (``memory_id``, ``score``, ``layer``, ``kind``, ``namespace``, ``shared_from``, ``occurred_at``,
 provenance); the node text is the memory itself. As a ``BaseRetriever`` it emits LlamaIndex's retrieval
 span and events."""
 
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
-from hindsight_core.integration import check_session_id, query_text, require_namespace, resolve_engine
+from hindsight_core.integration import check_session_id, check_shared, query_text, require_namespace, resolve_engine
 from hindsight_llamaindex._common import hit_nodes
 
 if TYPE_CHECKING:
@@ -22,7 +22,10 @@ if TYPE_CHECKING:
 class HindsightRetriever(BaseRetriever):
     """Recall for one namespace and, with ``subtree`` (the default), the namespaces below it (a user's
     root ``user:ana`` covers ``user:ana/notes``); ``session_id`` lets "last time" style queries find the
-    session's turns."""
+    session's turns. ``shared`` (default ``True``, as ``Hindsight.recall``) also searches the shared layers
+    granted to the namespace or its root; a shared node's ``metadata["shared_from"]`` names the namespace
+    it came from (shown to the LLM with the node), ``None`` for the namespace's own. ``False`` leaves
+    them out."""
 
     def __init__(
         self,
@@ -35,6 +38,7 @@ class HindsightRetriever(BaseRetriever):
         layers: list[str] | None = None,
         include_cold: bool = False,
         subtree: bool = True,
+        shared: bool = True,
         **kwargs: Any,
     ) -> None:
         self.namespace = require_namespace(namespace, who="HindsightRetriever")
@@ -45,6 +49,7 @@ class HindsightRetriever(BaseRetriever):
         self.layers = layers
         self.include_cold = include_cold
         self.subtree = subtree
+        self.shared = check_shared(shared, who="HindsightRetriever")
         super().__init__(**kwargs)
 
     def _options(self) -> dict[str, Any]:
@@ -55,6 +60,7 @@ class HindsightRetriever(BaseRetriever):
             "layers": self.layers,
             "include_cold": self.include_cold,
             "subtree": self.subtree,
+            "shared": self.shared,
         }
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:

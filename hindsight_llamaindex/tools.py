@@ -11,6 +11,9 @@ One agent then serves every user; a call whose run names no user fails instead o
 else's memory. Recall searches the namespace's subtree, so ``"user:{user_id}"`` finds the user's turns,
 store items and saved facts alike, each shown with its id; ``forget_memory`` takes that id to demote the
 memory (reversible) or, with ``erase=True``, erase it, and says "not found" for an id outside the subtree.
+``shared`` (default ``True``, as ``Hindsight.recall``) lets recall search the shared layers granted to the
+namespace or its root; a shared memory is shown read-only, without an id, and ``forget_memory`` never
+reaches it (a grant lends memories to be read, not to be forgotten by the grantee).
 
 Fixed-namespace tools have a real sync and a real async function. A templated tool's function is async
 (the context store is), as agents call it; ``tool.call(...)`` runs it to completion."""
@@ -34,6 +37,7 @@ from hindsight_core.integration import (
     NamespaceTemplate,
     aforget_memory,
     check_session_id,
+    check_shared,
     forget_memory,
     query_text,
     recall_reply,
@@ -80,13 +84,18 @@ def recall_tool(
     k: int | None = None,
     budget_tokens: int | None = None,
     name: str = RECALL_TOOL_NAME,
+    shared: bool = True,
 ) -> FunctionTool:
-    """A tool returning what long-term memory holds about a query (the namespace's subtree), as the
-    text recall would inject with each memory's id; each recall is a retrieval span in LlamaIndex instrumentation."""
+    """A tool returning what long-term memory holds about a query (the namespace's subtree and, unless
+    ``shared=False``, the shared layers granted to it, read-only), as the text recall would inject with
+    each memory's id; each recall is a retrieval span in LlamaIndex instrumentation."""
     scope = _Scope(namespace, "recall_tool")
     session = check_session_id(session_id)
     hs = resolve_engine(engine)
-    options: dict[str, Any] = {"session_id": session, "k": k, "budget_tokens": budget_tokens, "subtree": True}
+    options: dict[str, Any] = {
+        "session_id": session, "k": k, "budget_tokens": budget_tokens, "subtree": True,
+        "shared": check_shared(shared, who="recall_tool"),
+    }
 
     if scope.fixed is not None:
         fixed = scope.fixed
@@ -193,11 +202,12 @@ def memory_tools(
     *,
     engine: "Hindsight | None" = None,
     session_id: str | None = None,
+    shared: bool = True,
 ) -> list[FunctionTool]:
     """``[recall_memory, save_memory, forget_memory]`` for ``FunctionAgent(tools=...)``, for one namespace
-    or template."""
+    or template; ``shared`` is the recall tool's."""
     return [
-        recall_tool(namespace, engine=engine, session_id=session_id),
+        recall_tool(namespace, engine=engine, session_id=session_id, shared=shared),
         retain_tool(namespace, engine=engine, session_id=session_id),
         forget_tool(namespace, engine=engine),
     ]

@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, PrivateAttr, ValidatorFunctionWrapHandler, computed_field, model_validator
 
+from hindsight_core.namespaces import within
 from hindsight_core.recall.trace import RecallTrace
 from hindsight_core.types import Kind, Layer, Memory
 
@@ -156,9 +157,17 @@ class RecallResult(BaseModel):
 
     __hash__ = None  # type: ignore[assignment]
 
+    def line(self, hit: RecallHit) -> str:
+        """The prompt line of one of this recall's hits: the one recall rendered, else one rendered from
+        the memory (a hit built by hand), which says ``shared from <namespace>`` for a memory outside the
+        recall's own subtree as recall's does (recall reads no other namespace but one granted to it)."""
+        if hit.text:
+            return hit.text
+        return render_hit(hit.memory, hit.memory.content, shared_from=not within(hit.memory.namespace, self.namespace))
+
     def to_prompt(self) -> str:
         """The text an adapter injects; empty when nothing relevant was found, so no header is wasted."""
-        return render_prompt([hit.text or render_hit(hit.memory, hit.memory.content) for hit in self.hits])
+        return render_prompt([self.line(hit) for hit in self.hits])
 
     @property
     def memories(self) -> list[Memory]:
