@@ -554,8 +554,9 @@ class Hindsight:
 
         The semantic and procedural memories of every namespace granted to ``namespace`` or to its root
         (:meth:`grant`) are searched beside its own, unless ``shared=False``; a shared hit's
-        ``memory.namespace`` is the shared namespace, and a shared memory on the same attribute as one of
-        the namespace's own hands it its place (a conflict). Grants are today's, for ``as_of`` too.
+        ``memory.namespace`` is the shared namespace, and a shared memory on the same thing as one of the
+        namespace's own comes after it (hidden, a conflict, when the namespace's own states a change).
+        Grants are today's, for ``as_of`` too.
 
         ``config`` replaces the engine's recall settings (``HindsightConfig.recall``) for this call alone:
         settings ``hindsight tune`` fitted, or an experiment beside the engine's, without a second engine."""

@@ -12,9 +12,10 @@ grants to itself and to its root ``agent:writer``, and nothing granted to ``agen
 ``agent:writer/user:8``. No grant, no read: the shared namespace is not searched at all.
 
 *The grantee's own word wins.* Recall ranks a shared memory by its relevance among the grantee's own,
-but a shared memory that speaks to the same attribute as one of the grantee's kept memories (the pair
-each other's closest above ``recall.supersede_z``, as a starting memory yields to the user's word)
-hands it its place and is reported as a conflict. A shared hit shows where it came from
+but a shared memory on the same thing as one of the grantee's kept memories (the pair each other's
+closest above ``recall.supersede_z``, as a starting memory and the user's word) comes after it: hidden
+and reported as a conflict when the grantee's states a change ("our standup moved to 10:30"), shown
+after it otherwise (two memories on one topic are not one fact). A shared hit shows where it came from
 (``memory.namespace``; the prompt line says "shared from ...").
 
 *Nothing flows back.* Recalling a shared memory writes nothing to the shared namespace: no recall log row

@@ -261,8 +261,8 @@ class RecallPipeline:
         analysed and embedded once.
 
         ``shared`` namespaces (granted to the caller's, sharing.py) are searched the same way in
-        ``shared_layers`` only; a shared memory on the same attribute as a kept memory of the caller's own
-        hands it its place (``_shared_yields``), and nothing is logged or reinforced in a shared namespace."""
+        ``shared_layers`` only; a shared memory on the same thing as a kept memory of the caller's own comes
+        after it (``_shared_yields``), and nothing is logged or reinforced in a shared namespace."""
         names = [namespaces] if isinstance(namespaces, str) else list(namespaces)
         root_ns = root if root is not None else names[0]
         lent = [ns for ns in dict.fromkeys(shared) if ns not in names] if shared_layers else []
