@@ -66,6 +66,20 @@ def test_in_a_small_namespace_a_pair_needs_only_what_its_own_chance_reaches(engi
     assert [c.superseded.content for c in res.conflicts] == ["我住在长沙岳麓区，离橘子洲不远。", "好的，长沙岳麓区。"]
 
 
+def test_facts_written_as_they_stand_are_not_updated_at_recall(engine: Hindsight) -> None:
+    """Recall-time updates are for what was said in conversations. Two facts written into a new
+    namespace without a session stood above the chance of two memories, and the newer one hid the older
+    from the very question it answers; a semantic memory is superseded by consolidation or by its
+    writer, not by the next fact written."""
+    ns = "kb:shop"
+    engine.record("Refunds are accepted within 30 days of delivery, with the receipt.", ns, layer="semantic",
+                  kind="fact", occurred_at=JAN)
+    engine.record("Orders over 50 euros ship for free within the EU.", ns, layer="semantic", kind="fact",
+                  occurred_at=MAR)
+    result = engine.recall("Can I still send the shoes back for a refund?", ns, track=False, now=APR)
+    assert "30 days" in result.to_prompt() and result.conflicts == []
+
+
 def test_a_migration_replaces_the_old_database(engine: Hindsight) -> None:
     _two_sessions(engine, "u:db", "Our backend uses MySQL 5.7.", "The team has migrated the backend to PostgreSQL 16.")
     res = engine.recall("Which database does our backend run on?", "u:db", k=3, now=APR)
