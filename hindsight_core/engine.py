@@ -644,11 +644,14 @@ class Hindsight:
         return gone
 
     # -- shared layers (sharing.py) ---------------------------------------------------------------
-    def grant(self, namespace: str, *, to: str) -> Grant:
+    def grant(self, namespace: str, *, to: str, write: bool = False) -> Grant:
         """Let recalls in ``to`` (and below it) search ``namespace``'s semantic and procedural memories
-        beside their own, from the next recall on; granting again keeps the first grant. A namespace and
-        its own subtree need no grant (``InvalidInputError``)."""
-        return self._sharing.grant(namespace, to)
+        beside their own, from the next recall on. ``write=True`` also lets ``to``'s consolidation
+        promote into ``namespace`` the facts its extractor marks general (``LLMExtractor``; the rule
+        extractor marks none), each with where it came from. Granting again keeps the first grant's
+        time and sets ``write`` as given. A namespace and its own subtree need no grant
+        (``InvalidInputError``)."""
+        return self._sharing.grant(namespace, to, write=write)
 
     def revoke(self, namespace: str, *, to: str) -> bool:
         """Withdraw a grant, from the next recall on in every process; ``False`` when there was none."""

@@ -9,11 +9,13 @@ layers it reads; sharing.py). Vectors and index entries are derived: the importi
 indexes through its outbox. Importing the same export twice adds nothing.
 
 *Grants.* A ``grant`` record is a ``namespace_grants`` row as stored: ``namespace`` (the shared one),
-``grantee`` and ``granted_at`` (seconds since the epoch, a float, as the consolidated, edit and demotion
-records give their times). An import that renames the namespace renames the side that named it and
-keeps the other: a grant to another tenant's namespace names that tenant, not this export. A grant
-record that names neither side as the exported namespace, or a pair ``grant`` would refuse
-(``sharing.check_grant``), refuses the whole import; a grant already present keeps its first time.
+``grantee``, ``granted_at`` (seconds since the epoch, a float, as the consolidated, edit and demotion
+records give their times) and ``write`` (a bool; read access only when absent, as in exports written
+before write grants: an older importer ignores the extra key). An import that renames the namespace
+renames the side that named it and keeps the other: a grant to another tenant's namespace names that
+tenant, not this export. A grant record that names neither side as the exported namespace, or a pair
+``grant`` would refuse (``sharing.check_grant``), refuses the whole import; a grant already present
+keeps its first time and takes the record's ``write``.
 
 A namespace that holds only grants is not exported (``UnknownNamespaceError``, as before): to
 ``holds_namespace`` and ``namespaces()`` it holds nothing, and its grants are not lost for that: each
@@ -113,8 +115,8 @@ class PortabilityService:
             for d in demotions.of_namespace(self.store, namespace)
         ]
         records += [
-            {"type": "grant", "namespace": shared, "grantee": grantee, "granted_at": at}
-            for shared, grantee, at in grants.listed(self.store, namespace)
+            {"type": "grant", "namespace": shared, "grantee": grantee, "granted_at": at, "write": write}
+            for shared, grantee, at, write in grants.listed(self.store, namespace)
         ]
         return iter(records)
 
@@ -171,7 +173,7 @@ class PortabilityService:
         consolidated: list[tuple[str, float]] = []
         edits: list[tuple[str, str, str, float]] = []
         demoted: list[Demotion] = []
-        granted: list[tuple[str, str, float]] = []
+        granted: list[tuple[str, str, float, bool]] = []
         for index, record in enumerate(rows, start=2):
             try:
                 if not isinstance(record, Mapping):
@@ -267,8 +269,8 @@ class PortabilityService:
                         log_base_before=d.log_base_before, ref_time_before=d.ref_time_before,
                         status_before=d.status_before, reinstated_at=d.reinstated_at,
                     )
-            for shared, grantee, at in granted:
-                if grants.put(ch.tx, shared, grantee, at):
+            for shared, grantee, at, write in granted:
+                if grants.put(ch.tx, shared, grantee, at, write=write):
                     report.grants += 1
                 else:
                     report.skipped_grants += 1
@@ -300,8 +302,8 @@ def _demotion_record(record: Mapping[str, Any]) -> Demotion:
     )
 
 
-def _grant_record(record: Mapping[str, Any], source: str, target: str) -> tuple[str, str, float]:
-    """A grant record as it will be written: ``(shared namespace, grantee, granted_at)`` with the side
+def _grant_record(record: Mapping[str, Any], source: str, target: str) -> tuple[str, str, float, bool]:
+    """A grant record as it will be written: ``(shared namespace, grantee, granted_at, write)`` with the side
     that names the exported namespace ``source`` renamed to ``target``. The pair is checked as
     ``grant`` checks it both as exported (an export never holds a pair ``grant`` refuses) and as
     renamed (a rename may put one side in the other's subtree)."""
@@ -309,6 +311,9 @@ def _grant_record(record: Mapping[str, Any], source: str, target: str) -> tuple[
     at = float(record["granted_at"])
     if not math.isfinite(at):
         raise InvalidInputError(f"the grant of {shared!r} to {grantee!r} has a non-finite time")
+    write = record.get("write", False)  # a read grant, in an export written before write grants
+    if not isinstance(write, bool):
+        raise InvalidInputError(f"the grant of {shared!r} to {grantee!r} has a write flag that is not a bool")
     if shared == source:
         shared = target
     elif grantee == source:
@@ -316,7 +321,7 @@ def _grant_record(record: Mapping[str, Any], source: str, target: str) -> tuple[
     else:
         raise InvalidInputError(
             f"a grant of {shared!r} to {grantee!r} names the exported namespace {source!r} on neither side")
-    return (*check_grant(shared, grantee), at)
+    return (*check_grant(shared, grantee), at, write)
 
 
 __all__ = ["EXPORT_FORMAT", "EXPORT_VERSION", "IMPORTED_VERSIONS", "ImportReport", "PortabilityService"]

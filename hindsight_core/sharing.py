@@ -21,6 +21,12 @@ after it otherwise (two memories on one topic are not one fact). A shared hit sh
 *Nothing flows back.* Recalling a shared memory writes nothing to the shared namespace: no recall log row
 (it would hold the grantee's query) and no reinforcement (one grantee's use is not everyone's).
 
+*Who may write.* A grant with ``write`` also lets the grantee's consolidation promote into the shared
+namespace the facts its extractor marks general (``ExtractedMemory.general``: knowledge that holds for
+anyone, as an LLM extractor judges it; the rule extractor marks none), in the batch's unit of work, each
+copy saying where it came from (``metadata["promoted_from"]``; ``lifecycle/integrate.py``). Without it a
+grant is read-only: nothing a grantee does writes to the shared namespace.
+
 *Revocation is immediate.* Grants are read from the store on every recall, so a revoked grant takes
 effect on the next recall in every process sharing the store."""
 
@@ -31,6 +37,7 @@ from hindsight_core.context import Changes, EngineContext
 from hindsight_core.errors import InvalidInputError
 from hindsight_core.namespaces import SEPARATOR, within
 from hindsight_core.store import grants as rows
+from hindsight_core.store.sql import RelationalStore
 from hindsight_core.types import Grant
 from hindsight_core.validation import check_namespace
 
@@ -46,6 +53,12 @@ def check_grant(namespace: object, to: object) -> tuple[str, str]:
     return shared, grantee
 
 
+def writable_by(store: RelationalStore, namespace: str) -> list[str]:
+    """The shared namespaces granted with write access to ``namespace`` or its root, outside its own
+    subtree (consolidation reads it inside its unit of work, ``lifecycle/api.py``)."""
+    return [ns for ns in rows.readable_by(store, grantees_of(namespace), writing=True) if not within(ns, namespace)]
+
+
 def grantees_of(namespace: str) -> list[str]:
     """The names a recall in ``namespace`` holds grants through: itself and its root."""
     root = namespace.split(SEPARATOR, 1)[0]
@@ -56,12 +69,15 @@ class SharingService:
     def __init__(self, ctx: EngineContext) -> None:
         self.ctx = ctx
 
-    def grant(self, namespace: str, to: str) -> Grant:
+    def grant(self, namespace: str, to: str, *, write: bool = False) -> Grant:
         """Let ``to`` (and the namespaces below it) recall ``namespace``'s semantic and procedural
-        memories; granting again keeps the first grant."""
+        memories, and with ``write`` let its consolidation promote general facts into it; granting again
+        keeps the first grant's time and sets ``write`` as given."""
         shared, grantee = check_grant(namespace, to)
+        if not isinstance(write, bool):
+            raise InvalidInputError(f"write must be a bool, got {type(write).__name__}")
         with self.ctx.changes() as ch:
-            rows.put(ch.tx, shared, grantee, ch.ts)
+            rows.put(ch.tx, shared, grantee, ch.ts, write=write)
         return next(g for g in self.grants(shared) if g.grantee == grantee)
 
     def revoke(self, namespace: str, to: str) -> bool:
@@ -73,13 +89,18 @@ class SharingService:
     def grants(self, namespace: str | None = None) -> list[Grant]:
         """Every grant, or those naming ``namespace`` as the shared namespace or the grantee."""
         name = None if namespace is None else check_namespace(namespace)
-        return [Grant(namespace=ns, grantee=grantee, granted_at=from_ts(at))
-                for ns, grantee, at in rows.listed(self.ctx.store, name)]
+        return [Grant(namespace=ns, grantee=grantee, granted_at=from_ts(at), write=write)
+                for ns, grantee, at, write in rows.listed(self.ctx.store, name)]
 
     def purge(self, ch: Changes, namespace: str) -> None:
         """In ``forget_namespace``'s unit of work: the grants to ``namespace`` (those of it, as the shared
         namespace, go with the generic purge)."""
         rows.revoke_all_to(ch.tx, namespace)
+
+    def writable(self, namespace: str) -> list[str]:
+        """The shared namespaces ``namespace``'s consolidation may promote general facts into: granted
+        with write access to it or to its root, outside its own subtree."""
+        return writable_by(self.ctx.store, namespace)
 
     def readable(self, namespace: str) -> list[str]:
         """The shared namespaces a recall in ``namespace`` searches: granted to it or to its root, and

@@ -162,13 +162,15 @@ SHARED_LAYERS: tuple[Layer, ...] = (Layer.SEMANTIC, Layer.PROCEDURAL)
 
 class Grant(BaseModel):
     """A grant: ``grantee`` (a namespace, and the namespaces below it) recalls the semantic and
-    procedural memories of the shared ``namespace`` beside its own (``Hindsight.grant``)."""
+    procedural memories of the shared ``namespace`` beside its own (``Hindsight.grant``); with ``write``,
+    the grantee's consolidation also promotes the facts its extractor marks general into it."""
 
     model_config = ConfigDict(frozen=True)
 
     namespace: str
     grantee: str
     granted_at: datetime
+    write: bool = False
 
 
 class MemoryHistory(BaseModel):

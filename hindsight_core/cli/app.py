@@ -874,23 +874,31 @@ GranteeOpt = Annotated[
 
 @app.command()
 @_handled
-def grant(namespace: SharedArg, to: GranteeOpt, as_json: JsonOpt = False) -> None:
+def grant(
+    namespace: SharedArg, to: GranteeOpt,
+    write: Annotated[bool, typer.Option(
+        "--write", help="Also let the grantee's consolidation promote general facts into the namespace.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
     """Share a namespace's semantic and procedural memories with a grantee. Its recalls, and those of
     the namespaces below it, search them beside their own from the next recall on: what was learned,
-    never the conversation. Granting again keeps the first grant. Exit 2 when the two are one subtree
-    (a namespace reads its own subtree without a grant)."""
+    never the conversation. --write also lets the grantee's consolidation promote the facts an LLM
+    extractor marks general into it. Granting again keeps the first grant's time and sets --write as
+    given. Exit 2 when the two are one subtree (a namespace reads its own subtree without a grant)."""
     with _engine() as hs:
         before = {g.grantee for g in hs.grants(namespace) if g.namespace == namespace}
-        made = hs.grant(namespace, to=to)
+        made = hs.grant(namespace, to=to, write=write)
     new = made.grantee not in before
     if as_json:
         _print_json({**made.model_dump(mode="json"), "new": new})
     elif new:
         _console().print(f"granted {made.namespace!r} to {made.grantee!r}: recalls in {made.grantee!r} and below "
-                         f"it search its semantic and procedural memories", markup=False)
+                         f"it search its semantic and procedural memories"
+                         + (", and its consolidation promotes general facts into it" if made.write else ""),
+                         markup=False)
     else:
         _console().print(f"{made.namespace!r} was already granted to {made.grantee!r} "
-                         f"(since {_ts(made.granted_at)})", markup=False)
+                         f"(since {_ts(made.granted_at)}; write: {'yes' if made.write else 'no'})", markup=False)
 
 
 @app.command()
@@ -929,9 +937,9 @@ def grants(
         _console().print("no grants" + (f" naming {namespace!r}" if namespace is not None else ""), markup=False)
         return
     title = f"grants naming {namespace!r}" if namespace is not None else "grants"
-    table = Table("shared namespace", "grantee", "granted", title=title)
+    table = Table("shared namespace", "grantee", "granted", "write", title=title)
     for g in found:
-        table.add_row(g.namespace, g.grantee, _ts(g.granted_at))
+        table.add_row(g.namespace, g.grantee, _ts(g.granted_at), "yes" if g.write else "no")
     _console().print(table)
 
 

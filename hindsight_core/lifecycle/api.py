@@ -344,6 +344,7 @@ class LifecycleService:
                 report.superseded_ids += plan.superseded_ids
                 report.episodes_superseded += plan.episodes_superseded
                 report.dropped += plan.dropped
+                report.promoted += len(plan.promoted)
                 if tracker is not None:
                     tracker.advance(len(batch))
             status = jobs.FAILED if report.status == "failed" else jobs.DONE

@@ -64,7 +64,7 @@ _PROMPT = """You distill a conversation into long-term memories about the user.
 Read the episodes below and return ONLY a JSON object:
 {{"memories": [{{"kind": "fact|preference|state|event|procedure", "content": "...", "importance": 1-5,
   "entities": ["..."], "source_ids": ["<episode id>", ...], "supersedes": ["<existing memory id>"],
-  "trigger": "<procedures only>", "steps": ["<procedures only>"]}}]}}
+  "trigger": "<procedures only>", "steps": ["<procedures only>"], "general": false}}]}}
 Rules:
 - one atomic memory per item, written as a standalone third-person sentence;
 - fact: stable facts (name, home, job, allergies, budget, deadlines); preference: likes, dislikes,
@@ -74,6 +74,8 @@ Rules:
 - source_ids lists the ids of the episodes the memory comes from (only ids shown below);
 - when a memory replaces an existing one (new value for the same thing), put the existing id in
   "supersedes"; preferences accumulate unless they contradict;
+- "general": true only for knowledge that holds for anyone and says nothing about the user or the people
+  they mention (how a product or a process works, a policy, a verified how-to); false otherwise;
 - return {{"memories": []}} when there is nothing worth remembering.
 
 Existing memories:

@@ -25,6 +25,7 @@ from hindsight_core.clock import to_ts
 from hindsight_core.lifecycle.schema import ExtractedMemory
 from hindsight_core.recall import sentence_kinds
 from hindsight_core.recall.keyword import tokenize
+from hindsight_core.sharing import writable_by
 from hindsight_core.store import jobs
 from hindsight_core.text.clauses import clauses
 from hindsight_core.text.entities import extract_entities
@@ -33,7 +34,7 @@ from hindsight_core.types import AGENT_ROLES, Edge, EdgeKind, Kind, Layer, Memor
 from hindsight_core.write.outbox import ACTIVATION, TARGETS
 
 if TYPE_CHECKING:
-    from hindsight_core.context import EngineContext
+    from hindsight_core.context import Changes, EngineContext
     from hindsight_core.store.sql import RelationalStore
 
 
@@ -65,6 +66,10 @@ class BatchPlan:
     episodes_superseded: int = 0
     dropped: int = 0
     superseded_ids: list[str] = field(default_factory=list)
+    #: New memories of items the extractor marked general: what ``commit`` promotes (sharing.py).
+    general: list[str] = field(default_factory=list)
+    #: ``(shared namespace, id)`` of the copies ``commit`` wrote.
+    promoted: list[tuple[str, str]] = field(default_factory=list)
 
 
 class Integrator:
@@ -256,6 +261,8 @@ class Integrator:
         plan.new[memory.id] = memory
         plan.vectors[memory.id] = vector
         plan.vector_sync.add(memory.id)
+        if item.general:
+            plan.general.append(memory.id)
         plan.edges += [Edge(src=memory.id, dst=e.id, kind=EdgeKind.DERIVED_FROM, created_at=now) for e in cited]
         for source in sources:
             self.citers[source].add(memory.id)
@@ -488,6 +495,39 @@ class Integrator:
             for mid in ids:
                 targets = TARGETS if mid in plan.vector_sync else (ACTIVATION,)
                 ch.sync_ids([(mid, self.namespace, self._layer_of(plan, mid))], targets)
+            self._promote(ch, plan, now)
+
+    def _promote(self, ch: Changes, plan: BatchPlan, now: datetime) -> None:
+        """Copies of the batch's new general facts (``ExtractedMemory.general``) into every shared
+        namespace this namespace may write to (a grant with ``write``, read in this unit of work, so a
+        fact is promoted exactly when it is written and never after a revocation committed before it).
+        A copy cites no episode (``source_ids`` never cross namespaces, and the shared namespace must not
+        hold the conversation): ``metadata["promoted_from"]`` says where it came from, the namespace, the
+        memory and the episodes it was distilled from. A shared namespace whose active memories hold the
+        same text already gets nothing; the copy starts as a new memory there, with its own activation."""
+        general = [plan.new[mid] for mid in plan.general
+                   if mid in plan.new and plan.new[mid].status == Status.ACTIVE]
+        if not general:
+            return
+        for shared in writable_by(ch.tx, self.namespace):
+            held = ch.tx.active_fingerprints(shared, [m.fingerprint for m in general])
+            copies: dict[str, Memory] = {}
+            for m in general:
+                if m.fingerprint in held:
+                    continue
+                held.add(m.fingerprint)
+                bookkeeping = {k: v for k, v in m.metadata.items() if k not in ("extractor", "mentions")}
+                copies[m.id] = m.model_copy(update={
+                    "id": str(ULID.from_datetime(now)), "namespace": shared, "session_id": None, "source_ids": [],
+                    "metadata": {**bookkeeping, "extractor": self.extractor_name, "mentions": 1,
+                                 "promoted_from": {"namespace": self.namespace, "memory_id": m.id,
+                                                   "source_ids": list(m.source_ids)}},
+                })
+            if copies:
+                ch.insert(list(copies.values()))
+                ch.tx.put_embeddings(self.ctx.embedder.name,
+                                     {c.id: plan.vectors[mid] for mid, c in copies.items() if mid in plan.vectors})
+                plan.promoted += [(shared, c.id) for c in copies.values()]
 
     def _drop_erased(self, plan: BatchPlan, tx: RelationalStore) -> bool:
         """Take out of ``plan`` what was erased (``forget``) while the batch was being extracted: the

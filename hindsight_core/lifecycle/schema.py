@@ -41,6 +41,10 @@ class ExtractedMemory(BaseModel):
     change_from: StrictStr | None = None
     #: Read from an assistant's confirmation: only adds provenance to a memory that exists.
     corroborates: bool = False
+    #: Holds for anyone, not about the person (how a product works, a policy, a procedure): what a
+    #: consolidation may promote into a shared namespace it was granted write access to (sharing.py).
+    #: Only an LLM says so; the rule extractor reads first-person statements, none of them general.
+    general: bool = False
 
     @model_validator(mode="after")
     def _procedure_has_steps(self) -> ExtractedMemory:

@@ -28,6 +28,8 @@ class ConsolidationReport(BaseModel):
     superseded: int = 0  #: conflicts: older memories replaced by newer ones
     episodes_superseded: int = 0  #: episodes carrying only a stale value
     dropped: int = 0  #: assistant-side confirmations with nothing to confirm
+    #: general facts copied into shared namespaces granted with write access (sharing.py), one per copy
+    promoted: int = 0
     created_ids: list[str] = Field(default_factory=list)
     superseded_ids: list[str] = Field(default_factory=list)
 

@@ -9,18 +9,24 @@ from __future__ import annotations
 
 from hindsight_core.store.sql import RelationalStore
 
-Row = tuple[str, str, float]
+#: ``(shared namespace, grantee, granted_at, write)``.
+Row = tuple[str, str, float, bool]
 
 
-def put(tx: RelationalStore, namespace: str, grantee: str, at: float) -> bool:
-    """Grant ``grantee`` read access to ``namespace``; ``False`` when it was granted already (the first
-    grant's time is kept)."""
+def put(tx: RelationalStore, namespace: str, grantee: str, at: float, *, write: bool = False) -> bool:
+    """Grant ``grantee`` read access to ``namespace``, and write access (promotion) with ``write``;
+    ``False`` when it was granted already: the first grant's time is kept, the write access is set as
+    given."""
     done = tx.execute(
-        "INSERT INTO namespace_grants(namespace, grantee, granted_at) VALUES (?, ?, ?) "
+        "INSERT INTO namespace_grants(namespace, grantee, granted_at, can_write) VALUES (?, ?, ?, ?) "
         "ON CONFLICT(namespace, grantee) DO NOTHING",
-        (namespace, grantee, at),
+        (namespace, grantee, at, int(write)),
     )
-    return done.rowcount == 1
+    if done.rowcount == 1:
+        return True
+    tx.execute("UPDATE namespace_grants SET can_write = ? WHERE namespace = ? AND grantee = ?",
+               (int(write), namespace, grantee))
+    return False
 
 
 def delete(tx: RelationalStore, namespace: str, grantee: str) -> bool:
@@ -35,22 +41,23 @@ def revoke_all_to(tx: RelationalStore, grantee: str) -> int:
 
 
 def listed(store: RelationalStore, namespace: str | None = None) -> list[Row]:
-    """``(shared namespace, grantee, granted_at)`` rows, all of them or those naming ``namespace`` on
-    either side, in name order."""
-    sql = "SELECT namespace, grantee, granted_at FROM namespace_grants"
+    """Rows (``Row``), all of them or those naming ``namespace`` on either side, in name order."""
+    sql = "SELECT namespace, grantee, granted_at, can_write FROM namespace_grants"
     params: tuple[str, ...] = ()
     if namespace is not None:
         sql += " WHERE namespace = ? OR grantee = ?"
         params = (namespace, namespace)
     rows = store.query(sql + " ORDER BY namespace, grantee", params)
-    return [(str(ns), str(grantee), float(at)) for ns, grantee, at in rows]
+    return [(str(ns), str(grantee), float(at), bool(write)) for ns, grantee, at, write in rows]
 
 
-def readable_by(store: RelationalStore, grantees: list[str]) -> list[str]:
-    """The shared namespaces granted to any of ``grantees`` (exact names), in name order."""
+def readable_by(store: RelationalStore, grantees: list[str], *, writing: bool = False) -> list[str]:
+    """The shared namespaces granted to any of ``grantees`` (exact names), in name order; ``writing``:
+    only those granted with write access."""
     if not grantees:
         return []
     marks = ", ".join("?" for _ in grantees)
-    rows = store.query(f"SELECT DISTINCT namespace FROM namespace_grants WHERE grantee IN ({marks}) "
+    only = " AND can_write = 1" if writing else ""
+    rows = store.query(f"SELECT DISTINCT namespace FROM namespace_grants WHERE grantee IN ({marks}){only} "
                        "ORDER BY namespace", tuple(grantees))
     return [str(r[0]) for r in rows]

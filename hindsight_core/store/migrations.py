@@ -299,4 +299,10 @@ MIGRATIONS: list[tuple[str, list[Statement]]] = [
             "CREATE INDEX ix_namespace_grants_grantee ON namespace_grants(grantee)",
         ],
     ),
+    (
+        # Who may write (hindsight_core/sharing.py): a grant with ``can_write`` lets the grantee's
+        # consolidation promote the facts its extractor marks general into the shared namespace.
+        "0015_namespace_grants_write",
+        ["ALTER TABLE namespace_grants ADD COLUMN can_write INTEGER NOT NULL DEFAULT 0"],
+    ),
 ]

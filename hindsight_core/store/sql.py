@@ -727,6 +727,16 @@ class RelationalStore:
     def namespaces(self) -> list[str]:
         return [r[0] for r in self.query("SELECT DISTINCT namespace FROM memories ORDER BY namespace")]
 
+    def active_fingerprints(self, namespace: str, fingerprints: Sequence[str]) -> set[str]:
+        """Which of ``fingerprints`` an active memory of the namespace has (the namespace's fingerprint
+        index): a fact promoted into a shared namespace that holds it already is not written twice."""
+        if not fingerprints:
+            return set()
+        marks = ", ".join("?" for _ in fingerprints)
+        rows = self.query(f"SELECT DISTINCT fingerprint FROM memories WHERE namespace = ? AND status = 'active' "
+                          f"AND fingerprint IN ({marks})", (namespace, *fingerprints))
+        return {str(r[0]) for r in rows}
+
     def has_namespace(self, namespace: str) -> bool:
         return bool(self.query("SELECT 1 FROM memories WHERE namespace = ? LIMIT 1", (namespace,)))
 

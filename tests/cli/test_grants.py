@@ -63,11 +63,17 @@ def test_granting_again_keeps_the_first_grant(cli: Callable[..., Any], clock: An
     granted_at = clock()
     clock.advance(days=3)
     again = cli("grant", SHARED, "--to", AGENT, "--json").json()
-    assert again == {"namespace": SHARED, "grantee": AGENT, "granted_at": first.json()["granted_at"], "new": False}
+    assert again == {"namespace": SHARED, "grantee": AGENT, "granted_at": first.json()["granted_at"],
+                     "write": False, "new": False}
     assert datetime.fromisoformat(again["granted_at"]) == granted_at
     human = cli("grant", SHARED, "--to", AGENT)
     assert human.exit_code == 0 and f"{SHARED!r} was already granted to {AGENT!r}" in human.stdout
     assert _listed(cli) == [(SHARED, AGENT, granted_at)]
+    # granting again with --write sets what the grant allows, and keeps its time
+    writing = cli("grant", SHARED, "--to", AGENT, "--write", "--json").json()
+    assert (writing["write"], writing["new"], writing["granted_at"]) == (True, False, first.json()["granted_at"])
+    table = cli("grants", SHARED)
+    assert [line.split("│")[-2].strip() for line in table.stdout.splitlines() if AGENT in line] == ["yes"]
 
 
 def test_grants_lists_every_grant_or_those_naming_one_namespace(cli: Callable[..., Any], clock: Any) -> None:

@@ -1,11 +1,14 @@
 """Shared layers (issue 32): a namespace's semantic and procedural memories are recalled beside another
 namespace's own by explicit grant only, show where they came from, yield to the grantee's own word, take
 no log or reinforcement from the grantee, stop at once when the grant is revoked, and travel with an
-export of either side (renamed with it). On SQLite and on PostgreSQL."""
+export of either side (renamed with it); a grant with write access lets the grantee's consolidation
+promote the facts the extractor marks general. On SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 
 import copy
+import json
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +17,7 @@ import pytest
 
 from hindsight_core import Grant, Hindsight, InvalidInputError, Layer
 from hindsight_core.embeddings.e5 import E5Embedder
+from hindsight_core.lifecycle.extractors import LLMExtractor
 
 SHARED = "kb:travel"
 AGENT = "agent:planner"
@@ -175,7 +179,7 @@ def _granted_both_ways(hs: Hindsight, clock: Any) -> None:
     _agent_history(hs)
     for shared, to in [(SHARED, AGENT), (SHARED, SUPPORT), (RAIL, SHARED), (RAIL, SUPPORT)]:
         clock.advance(hours=1)
-        hs.grant(shared, to=to)
+        hs.grant(shared, to=to, write=to == SUPPORT)  # a write grant travels as one
 
 
 def test_export_and_import_carry_the_grants_on_either_side(
@@ -191,7 +195,7 @@ def test_export_and_import_carry_the_grants_on_either_side(
     assert [(r["namespace"], r["grantee"]) for r in agent_export if r["type"] == "grant"] == [(SHARED, AGENT)]
     assert all(isinstance(r["granted_at"], float) for r in shared_export if r["type"] == "grant")
     expected = [g for g in hs.grants() if SHARED in (g.namespace, g.grantee)]
-    assert len(expected) == 3
+    assert len(expected) == 3 and [g.write for g in expected] == [False, False, True]
 
     other = open_elsewhere()
     report = other.import_namespace(shared_export)
@@ -306,3 +310,68 @@ def test_the_grantees_own_memory_on_the_same_topic_comes_first_beside_the_shared
     assert own in texts and shared_fact in texts, texts
     assert texts.index(own) < texts.index(shared_fact)
     assert result.conflicts == []
+
+
+def _support_llm(prompt: str) -> str:
+    """A stand-in for the remote model: the agent's answer in a support chat is general knowledge, the
+    customer's turn is about them."""
+    episodes = re.findall(r"^\[([0-9A-Z]{26})\] \S+ \S+ (\w+): (.*)$", prompt, flags=re.MULTILINE)
+    return json.dumps({"memories": [
+        {"kind": "fact", "content": text, "importance": 3, "source_ids": [mid], "general": role == "assistant"}
+        for mid, role, text in episodes]})
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def support_engine(request: pytest.FixtureRequest, tmp_path: Path, clock: Any, embedder: Any) -> Iterator[Hindsight]:
+    url = str(request.getfixturevalue("postgres_url")) if request.param == "postgres" else None
+    hs = Hindsight(tmp_path / "data", database_url=url, clock=clock, embedder=embedder,
+                   background_consolidation=False, extractor=LLMExtractor(_support_llm))
+    yield hs
+    hs.close()
+
+
+def _support_chat(hs: Hindsight, namespace: str, policy: str, order: str) -> None:
+    hs.record(policy, namespace, session_id="c1", role="assistant")
+    hs.record(order, namespace, session_id="c1", role="user")
+
+
+REFUNDS = "Refunds on the web shop are accepted within 30 days of delivery."
+BOOTS = "I ordered the hiking boots in size 44 and they're too small."
+
+
+def test_consolidation_promotes_general_facts_where_a_grant_allows_writing(support_engine: Hindsight) -> None:
+    hs = support_engine
+    agent, reader = "agent:support/user:5", "agent:returns/user:9"
+    hs.grant(SHARED, to="agent:support", write=True)  # the agent's root may write: its users' chats count
+    hs.grant(SHARED, to="agent:returns")  # reading only
+    _support_chat(hs, reader, "Returned items are inspected within five working days.", "I sent back a jacket.")
+    assert hs.consolidate(reader).promoted == 0  # a read grant promotes nothing
+    _support_chat(hs, agent, REFUNDS, BOOTS)
+    assert hs.consolidate(agent).promoted == 1
+    shared = hs.find(SHARED)
+    assert [m.content for m in shared] == [REFUNDS]  # nothing about the person
+    promoted = shared[0]
+    origin = promoted.metadata["promoted_from"]
+    assert origin["namespace"] == agent and promoted.source_ids == [] and promoted.session_id is None
+    distilled = hs.get(origin["memory_id"], namespace=agent)
+    assert distilled is not None and origin["source_ids"] == distilled.source_ids  # with its sources
+    # the shared fact reaches the reading grantee's recall; the same fact is not promoted twice
+    assert "shared from kb:travel" in _prompt(hs, reader, query="How long do I have to get a refund?")
+    _support_chat(hs, "agent:support/user:6", REFUNDS, "I'd like to return a tent.")
+    assert hs.consolidate("agent:support/user:6").promoted == 0 and len(hs.find(SHARED)) == 1
+    assert [(g.grantee, g.write) for g in hs.grants(SHARED)] == [("agent:returns", False), ("agent:support", True)]
+    hs.grant(SHARED, to="agent:support")  # granted again without write: reading only, from now on
+    _support_chat(hs, "agent:support/user:7", "Gift cards never expire.", "I have a gift card from my aunt.")
+    assert hs.consolidate("agent:support/user:7").promoted == 0 and len(hs.find(SHARED)) == 1
+
+
+def test_the_rule_extractor_promotes_nothing(open_engine: Callable[[], Hindsight]) -> None:
+    """The offline extractor reads what a person says of themselves: none of it is general knowledge, so
+    a write grant changes nothing about what a user's consolidation keeps to itself."""
+    hs = open_engine()
+    hs.grant(SHARED, to=AGENT, write=True)
+    for text in ["I'm allergic to penicillin.", "I live in Lyon and work as a pharmacist.",
+                 "Refunds are accepted within 30 days of delivery."]:
+        hs.record(text, AGENT, session_id="s1", role="user")
+    report = hs.consolidate(AGENT)
+    assert report.created >= 1 and report.promoted == 0 and hs.find(SHARED) == []

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DOCS = ["README.md", "docs/langchain.md", "docs/llamaindex.md", "docs/cli.md", "docs/ui.md", "docs/deploy.md"]
 #: Flags the docs give to other programs (pip, uv, pytest, gunicorn, redis-server, the benchmarks).
 FOREIGN_FLAGS = frozenset({
-    "--index-url", "--resolution", "--nbmake", "--preload", "--bind", "--n", "--procs", "--size", "--write", "--run",
+    "--index-url", "--resolution", "--nbmake", "--preload", "--bind", "--n", "--procs", "--size", "--run",
 })
 
 

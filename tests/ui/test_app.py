@@ -330,13 +330,14 @@ def test_namespace_page_shows_what_it_reads_and_who_reads_it(own_recorded: Recor
         assert "none: no other namespace reads it" in _block(page, "shared-with")
 
         hs.grant("kb:garden", to=NS)
-        hs.grant(NS, to=OTHER)
+        hs.grant(NS, to=OTHER, write=True)
         page = client.get(_ns()).text
         reads = _block(page, "reads")
         assert '<a href="/ns?name=kb%3Agarden">kb:garden</a>' in reads and "granted to this namespace" in reads
-        assert OTHER not in reads and "none" not in reads
+        assert OTHER not in reads and "none" not in reads and "promotes" not in reads  # a read grant
         shared_with = _block(page, "shared-with")
         assert f'<a href="/ns?name=user%3Abob">{OTHER}</a>' in shared_with and "kb:garden" not in shared_with
+        assert "may promote general facts into it" in shared_with  # a write grant says so
         # the grantee's page shows the other side; a child reads through its root's grant
         assert f'<a href="/ns?name=user%3Aamy">{NS}</a>' in _block(client.get(f"/ns?name={OTHER}").text, "reads")
         below = _block(client.get("/ns?" + urlencode({"name": child})).text, "reads")
