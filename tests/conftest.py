@@ -138,23 +138,47 @@ def other_postgres_url() -> Iterator[str]:
         yield url
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def open_engine(
-    request: pytest.FixtureRequest, tmp_path: Path, clock: Any, embedder: E5Embedder
-) -> Iterator[Callable[[], Hindsight]]:
-    """Opens an engine on SQLite or PostgreSQL (again after ``close``: a restart on the same data)."""
-    url = str(request.getfixturevalue("postgres_url")) if request.param == "postgres" else None
+@contextlib.contextmanager
+def _opener(path: Path, url: str | None, clock: Any, embedder: E5Embedder) -> Iterator[Callable[..., Hindsight]]:
+    """``make(**kwargs)`` opens an engine on the data at ``path`` (``url``: on PostgreSQL), as often as
+    a test asks; every engine it opened is closed after the test."""
     opened: list[Hindsight] = []
 
-    def make() -> Hindsight:
-        hs = Hindsight(tmp_path / "data", database_url=url, clock=clock, embedder=embedder,
-                       background_consolidation=False)
+    def make(**kwargs: Any) -> Hindsight:
+        hs = Hindsight(path, database_url=url, clock=clock, embedder=embedder, background_consolidation=False,
+                       **kwargs)
         opened.append(hs)
         return hs
 
-    yield make
-    for hs in opened:
-        hs.close()
+    try:
+        yield make
+    finally:
+        for hs in opened:
+            hs.close()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def open_engine(
+    request: pytest.FixtureRequest, tmp_path: Path, clock: Any, embedder: E5Embedder
+) -> Iterator[Callable[..., Hindsight]]:
+    """Opens an engine on SQLite or PostgreSQL (again after ``close``: a restart on the same data);
+    keyword arguments go to ``Hindsight`` (an extractor, a template)."""
+    url = str(request.getfixturevalue("postgres_url")) if request.param == "postgres" else None
+    with _opener(tmp_path / "data", url, clock, embedder) as make:
+        yield make
+
+
+@pytest.fixture
+def open_elsewhere(
+    request: pytest.FixtureRequest, open_engine: Callable[..., Hindsight], tmp_path: Path, clock: Any,
+    embedder: E5Embedder,
+) -> Iterator[Callable[..., Hindsight]]:
+    """A second data set on ``open_engine``'s backend (another directory; on PostgreSQL another schema),
+    empty until something is imported into it."""
+    backend = request.node.callspec.params["open_engine"]
+    url = str(request.getfixturevalue("other_postgres_url")) if backend == "postgres" else None
+    with _opener(tmp_path / "elsewhere", url, clock, embedder) as make:
+        yield make
 
 
 #: Fixtures that bring a real model, a real server or another process: a test that uses one (directly or

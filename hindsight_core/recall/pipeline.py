@@ -896,37 +896,15 @@ class RecallPipeline:
         beginner."), which alone put such pairs above the bar; the turns it came from are what the user
         said, as consolidation measures them (lifecycle/integrate.py)."""
         bar = self.recall_config.supersede_z
-        starting = [mid for mid, _ in ordered if mid in fresh and fresh[mid].starting]
-        if bar is None or not any(mid in kept for mid in starting):
+        starting = [fresh[mid] for mid, _ in ordered if mid in fresh and fresh[mid].starting]
+        if bar is None or not any(m.id in kept for m in starting):
             return []
-        own = [mid for mid, _ in ordered if mid in fresh and fresh[mid].layer == Layer.EPISODIC
-               and not fresh[mid].starting and not is_agent(fresh[mid].role)]
-        vector, _, spread = _snapshot_lookups(corpus, english, chinese, self._spreads)
         # a question says nothing of what holds for the user (profile.is_question)
-        own = [mid for mid in own if not is_question(fresh[mid].content)]
-        z: dict[tuple[str, str], float] = {}
-        for sid in starting:
-            vs = vector(sid)
-            for oid in own:
-                vo = vector(oid)
-                if vs is not None and vo is not None:
-                    cosine = float(vs @ vo)
-                    there = spread(vs, fresh[sid].content).z(cosine)
-                    back = spread(vo, fresh[oid].content).z(cosine)
-                    z[sid, oid] = float((there + back) / 2)
-        yields: list[Update] = []
-        for sid in starting:
-            if sid not in kept:
-                continue
-            mine = [(value, oid) for (s_, oid), value in z.items() if s_ == sid]
-            if not mine:
-                continue
-            best_z, best = max(mine)
-            # each the other's closest: the user's memory speaks of this default, not of another one
-            rival = max(value for (_, oid), value in z.items() if oid == best)
-            if best_z >= bar and best_z >= rival:
-                yields.append(Update(older=sid, newer=best))
-        return yields
+        own = [fresh[mid] for mid, _ in ordered if mid in fresh and fresh[mid].layer == Layer.EPISODIC
+               and not fresh[mid].starting and not is_agent(fresh[mid].role) and not is_question(fresh[mid].content)]
+        vector, _, spread = _snapshot_lookups(corpus, english, chinese, self._spreads)
+        pairs = _each_others_closest(starting, own, lambda m: vector(m.id), spread, bar)
+        return [Update(older=sid, newer=oid) for sid, oid in pairs.items() if sid in kept]
 
     def _shared_yields(
         self, scored: Sequence[RecallHit], parts: Sequence[_Part], lent: set[str], english: np.ndarray,
@@ -952,35 +930,23 @@ class RecallPipeline:
         if bar is None or not theirs or not own:
             return {}, {}
         lookups = {p.namespace: _snapshot_lookups(p.corpus, english, chinese, self._spreads) for p in parts}
-        z: dict[tuple[str, str], float] = {}
-        for s_ in theirs:
-            vector_s, _, spread_s = lookups[s_.namespace]
-            vs = vector_s(s_.id)
-            for o in own:
-                vector_o, _, spread_o = lookups[o.namespace]
-                vo = vector_o(o.id)
-                if vs is not None and vo is not None:
-                    cosine = float(vs @ vo)
-                    z[s_.id, o.id] = float(spread_s(vs, s_.content).z(cosine) + spread_o(vo, o.content).z(cosine)) / 2
-        pairs: dict[str, tuple[Memory, str]] = {}
-        for s_ in theirs:
-            mine = [(value, oid) for (sid, oid), value in z.items() if sid == s_.id]
-            if not mine:
-                continue
-            best_z, best = max(mine)
-            rival = max(value for (_, oid), value in z.items() if oid == best)
-            if best_z >= bar and best_z >= rival:
-                pairs[s_.id] = (s_, best)
+
+        def vector(m: Memory) -> np.ndarray | None:
+            return lookups[m.namespace][0](m.id)
+
+        # the background spread depends on the vector and its text alone: any namespace's lookup serves
+        pairs = _each_others_closest(theirs, own, vector, lookups[own[0].namespace][2], bar)
         if not pairs:
             return {}, {}
-        speaking = sorted({oid for _, oid in pairs.values()})
-        vectors = np.stack([lookups[o.namespace][0](o.id) for o in own if o.id in speaking])  # type: ignore[misc]
+        speaking = [o for o in own if o.id in set(pairs.values())]
         kinds = sentence_kinds.for_embedder(self.embedder)
-        changes = dict(zip([o.id for o in own if o.id in speaking], kinds.change(vectors) > 0.0, strict=True))
+        states = kinds.change(np.stack([vector(o) for o in speaking]))  # type: ignore[misc]
+        changes = {o.id: bool(c > 0.0) for o, c in zip(speaking, states, strict=True)}
+        shared = {m.id: m for m in theirs}
         score = {h.memory.id: h.score for h in scored}
-        yielded = {sid: pair for sid, pair in pairs.items() if changes[pair[1]]}
+        yielded = {sid: (shared[sid], oid) for sid, oid in pairs.items() if changes[oid]}
         above: dict[str, float] = {}
-        for sid, (_, oid) in pairs.items():
+        for sid, oid in pairs.items():
             if not changes[oid]:
                 above[oid] = max(above.get(oid, score[sid]), score[sid])
         return yielded, above
@@ -1213,6 +1179,34 @@ def _sparse_at(docs: np.ndarray, values: np.ndarray, rows: np.ndarray) -> np.nda
 
 #: Background spreads kept between recalls (``_snapshot_lookups``): about 1.6 kB each at 384 dimensions.
 SPREADS_KEPT = 4096
+
+
+def _each_others_closest(
+    theirs: Sequence[Memory], own: Sequence[Memory], vector: Callable[[Memory], np.ndarray | None],
+    spread: Callable[[np.ndarray, str], Baseline], bar: float,
+) -> dict[str, str]:
+    """``{their id: own id}`` for the pairs on one attribute: each the other's closest, by the background
+    z of the pair (the mean of both directions, each vector against its own text's background), at least
+    ``bar``. A starting memory and the user's word meet this way, and so do a shared memory and the
+    grantee's own: the own memory speaks of this one, not of another one beside it."""
+    z: dict[tuple[str, str], float] = {}
+    for t in theirs:
+        vt = vector(t)
+        for o in own:
+            vo = vector(o)
+            if vt is not None and vo is not None:
+                cosine = float(vt @ vo)
+                z[t.id, o.id] = float(spread(vt, t.content).z(cosine) + spread(vo, o.content).z(cosine)) / 2
+    pairs: dict[str, str] = {}
+    for t in theirs:
+        mine = [(value, oid) for (tid, oid), value in z.items() if tid == t.id]
+        if not mine:
+            continue
+        best_z, best = max(mine)
+        rival = max(value for (_, oid), value in z.items() if oid == best)
+        if best_z >= bar and best_z >= rival:
+            pairs[t.id] = best
+    return pairs
 
 
 def _snapshot_lookups(

@@ -9,14 +9,12 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from hindsight_core import Grant, Hindsight, InvalidInputError, Layer
-from hindsight_core.embeddings.e5 import E5Embedder
 from hindsight_core.lifecycle.extractors import LLMExtractor
 
 SHARED = "kb:travel"
@@ -143,28 +141,6 @@ def test_the_shared_layer_answers_a_procedure(open_engine: Callable[[], Hindsigh
 
 SUPPORT = "agent:support"
 RAIL = "kb:rail"
-
-
-@pytest.fixture
-def open_elsewhere(
-    request: pytest.FixtureRequest, open_engine: Callable[[], Hindsight], tmp_path: Path, clock: Any,
-    embedder: E5Embedder,
-) -> Iterator[Callable[[], Hindsight]]:
-    """A second data set on ``open_engine``'s backend (another directory; on PostgreSQL another schema),
-    empty until something is imported into it."""
-    backend = request.node.callspec.params["open_engine"]
-    url = str(request.getfixturevalue("other_postgres_url")) if backend == "postgres" else None
-    opened: list[Hindsight] = []
-
-    def make() -> Hindsight:
-        hs = Hindsight(tmp_path / "elsewhere", database_url=url, clock=clock, embedder=embedder,
-                       background_consolidation=False)
-        opened.append(hs)
-        return hs
-
-    yield make
-    for hs in opened:
-        hs.close()
 
 
 def _pairs(grants: list[Grant]) -> list[tuple[str, str, float]]:
@@ -321,15 +297,6 @@ def _support_llm(prompt: str) -> str:
         for mid, role, text in episodes]})
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def support_engine(request: pytest.FixtureRequest, tmp_path: Path, clock: Any, embedder: Any) -> Iterator[Hindsight]:
-    url = str(request.getfixturevalue("postgres_url")) if request.param == "postgres" else None
-    hs = Hindsight(tmp_path / "data", database_url=url, clock=clock, embedder=embedder,
-                   background_consolidation=False, extractor=LLMExtractor(_support_llm))
-    yield hs
-    hs.close()
-
-
 def _support_chat(hs: Hindsight, namespace: str, policy: str, order: str) -> None:
     hs.record(policy, namespace, session_id="c1", role="assistant")
     hs.record(order, namespace, session_id="c1", role="user")
@@ -339,8 +306,9 @@ REFUNDS = "Refunds on the web shop are accepted within 30 days of delivery."
 BOOTS = "I ordered the hiking boots in size 44 and they're too small."
 
 
-def test_consolidation_promotes_general_facts_where_a_grant_allows_writing(support_engine: Hindsight) -> None:
-    hs = support_engine
+def test_consolidation_promotes_general_facts_where_a_grant_allows_writing(
+        open_engine: Callable[..., Hindsight]) -> None:
+    hs = open_engine(extractor=LLMExtractor(_support_llm))
     agent, reader = "agent:support/user:5", "agent:returns/user:9"
     hs.grant(SHARED, to="agent:support", write=True)  # the agent's root may write: its users' chats count
     hs.grant(SHARED, to="agent:returns")  # reading only

@@ -26,41 +26,14 @@ from hindsight_langchain import (
     with_memory,
 )
 from hindsight_langchain.middleware import RECALL_KEY
+from tests.shared_trip import QUESTION, VISA, World, plan_trip
 
 from .conftest import RecordingListModel, RecordingToolModel
-
-VISA = "Visitors to Japan for up to 90 days need no visa, only a passport valid for the whole stay."
-QUESTION = "Do I need a visa for a two-week trip to Japan?"
-
-
-@dataclass(frozen=True)
-class World:
-    """A shared namespace holding the visa fact, and a user planning a trip to Japan."""
-
-    kb: str
-    user: str
-    visa: str
-
-    @property
-    def ns(self) -> str:
-        return f"user:{self.user}"
-
-    @property
-    def line(self) -> str:
-        """How the visa fact reads in a prompt when it came from the shared layer."""
-        return f'fact, shared from {self.kb}] "{VISA}"'
 
 
 @pytest.fixture
 def world(hs: Hindsight) -> World:
-    kb, user = f"kb:{uuid.uuid4().hex[:10]}", uuid.uuid4().hex[:10]
-    visa = hs.record(VISA, kb, layer="semantic", kind="fact").id
-    hs.record("Trains in Switzerland run every half hour between the main cities.", kb, layer="semantic", kind="fact")
-    for role, text in [("user", "I'm planning a trip to Japan in April with my sister."),
-                       ("assistant", "April is cherry blossom season, lovely timing."),
-                       ("user", "We want to see Kyoto and Osaka.")]:
-        hs.record(text, f"user:{user}", session_id="earlier", role=role)
-    return World(kb, user, visa)
+    return plan_trip(hs)
 
 
 # -- what each recalling entry point puts in front of the model, for one user -------------------------

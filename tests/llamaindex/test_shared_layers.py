@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 
 import pytest
 from llama_index.core.agent.workflow import FunctionAgent
@@ -25,40 +24,12 @@ from hindsight_llamaindex import (
     memory_tools,
     recall_tool,
 )
-
-VISA = "Visitors to Japan for up to 90 days need no visa, only a passport valid for the whole stay."
-QUESTION = "Do I need a visa for a two-week trip to Japan?"
-
-
-@dataclass(frozen=True)
-class World:
-    """A shared namespace holding the visa fact, and a user planning a trip to Japan."""
-
-    kb: str
-    user: str
-    visa: str
-
-    @property
-    def ns(self) -> str:
-        return f"user:{self.user}"
-
-    @property
-    def line(self) -> str:
-        """How the visa fact reads in a prompt when it came from the shared layer."""
-        return f'fact, shared from {self.kb}] "{VISA}"'
+from tests.shared_trip import QUESTION, VISA, World, plan_trip
 
 
 @pytest.fixture
 def world(shared_hs: Hindsight) -> World:
-    kb, user = f"kb:{uuid.uuid4().hex[:10]}", uuid.uuid4().hex[:10]
-    visa = shared_hs.record(VISA, kb, layer="semantic", kind="fact").id
-    shared_hs.record("Trains in Switzerland run every half hour between the main cities.", kb, layer="semantic",
-                     kind="fact")
-    for role, text in [("user", "I'm planning a trip to Japan in April with my sister."),
-                       ("assistant", "April is cherry blossom season, lovely timing."),
-                       ("user", "We want to see Kyoto and Osaka.")]:
-        shared_hs.record(text, f"user:{user}", session_id="earlier", role=role)
-    return World(kb, user, visa)
+    return plan_trip(shared_hs)
 
 
 # -- what reaches the LLM through each recalling entry point, for one user -----------------------------
