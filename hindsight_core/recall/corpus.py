@@ -542,16 +542,20 @@ class MemoryRows(Sequence[Memory]):
         if i < 0:
             raise IndexError(i)
         found = self._read.get(self._ids[i])
-        return found if found is not None else self._read_rows([i])[0]
+        return found if found is not None else self._read_rows([i])[0][0]
 
     def many(self, positions: Sequence[int]) -> list[Memory]:
         """``[self[i] for i in positions]``, the loaded rows not read yet fetched in one call."""
-        unread = [i for i in positions if 0 <= i < self._base and self._ids[i] not in self._read]
-        if unread:
-            self._read_rows(unread)
-        return [self[i] for i in positions]
+        return self.many_read(positions)[0]
 
-    def _read_rows(self, positions: Sequence[int]) -> list[Memory]:
+    def many_read(self, positions: Sequence[int]) -> tuple[list[Memory], dict[str, Memory]]:
+        """:meth:`many`, and the rows this call read from the store (those still stored): a recall need not
+        ask the store again for what such a row already holds."""
+        unread = [i for i in positions if 0 <= i < self._base and self._ids[i] not in self._read]
+        fetched = self._read_rows(unread)[1] if unread else {}
+        return [self[i] for i in positions], fetched
+
+    def _read_rows(self, positions: Sequence[int]) -> tuple[list[Memory], dict[str, Memory]]:
         ids = [self._ids[i] for i in positions]
         fetched = self._fetch(ids)
         found = [fetched.get(mid) or Memory.model_construct(
@@ -561,7 +565,7 @@ class MemoryRows(Sequence[Memory]):
             self._read.update(zip(ids, found, strict=True))
             while len(self._read) > self.KEPT:
                 del self._read[next(iter(self._read))]
-        return found
+        return found, fetched
 
     # what the channels read of every candidate, without reading its row
     def id_at(self, i: int) -> str:

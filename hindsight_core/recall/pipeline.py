@@ -6,6 +6,7 @@ thread, one after the other; only the recall log's flush goes to a worker."""
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 import threading
@@ -100,6 +101,15 @@ class CachedCounter:
                 self._memo.clear()
             self._memo[text] = value
         return value
+
+    def at_most(self, text: str) -> int:
+        """The count when it is known, else the wrapped counter's bound (its count without one)."""
+        with self._lock:
+            cached = self._memo.get(text)
+        if cached is not None:
+            return cached
+        bound = getattr(self._counter, "at_most", None)
+        return int(bound(text)) if bound is not None else self.count(text)
 
 
 class _QueryReading(NamedTuple):
@@ -434,20 +444,24 @@ class RecallPipeline:
             at = dict(zip(rows.tolist(), combined.tolist(), strict=True))
             fused = {corpus.memories.id_at(i): at[i] for i in pool}
         # a content-free turn ("thanks!", "好的") is never a candidate, however close its neighbours are
-        ordered = [(mid, score) for mid, score in sorted(fused.items(), key=lambda kv: -kv[1])
-                   if not self._content_free(corpus, corpus.position[mid])][: max(cfg.per_channel, k * 2)]
+        ordered = list(itertools.islice(((mid, score) for mid, score in sorted(fused.items(), key=lambda kv: -kv[1])
+                                         if not self._content_free(corpus, corpus.position[mid])),
+                                        max(cfg.per_channel, k * 2)))
         # an offered standing fact is a candidate by its kind, not by its fused rank: in a long history of
         # other talk (200 turns of homework questions) the cut above would drop "I'm pescatarian" unseen
         listed = {mid for mid, _ in ordered}
         ordered += [(mid, fused[mid]) for mid, _ in rankings["profile"] if mid not in listed and mid in fused]
         # the candidates' rows: the snapshot's, current as of this recall's change-log seek, with the
         # activation that reinforcement moved since (a memory deleted since the seek is dropped)
-        held = corpus.memories.many([corpus.position[mid] for mid, _ in ordered])
+        held, just_read = corpus.memories.many_read([corpus.position[mid] for mid, _ in ordered])
         if past:  # the memories as they stood, all current then
             fresh = {m.id: m for m in held}
             replaced: dict[str, str] = {}
-        else:
-            fresh = _with_activation(held, self.store.activations_in(namespace, (m.id for m in held)))
+        else:  # a row read from the store by this recall holds its current activation already
+            current = self.store.activations_in(namespace, (m.id for m in held if m.id not in just_read))
+            current.update((mid, (m.activation.log_base, m.activation.ref_time, m.access_count))
+                           for mid, m in just_read.items())
+            fresh = _with_activation(held, current)
             ordered, replaced = self._live(ordered, fresh, namespace)
         # 4. rerank
         texts = [(mid, fresh[mid].content) for mid, _ in ordered]
