@@ -76,8 +76,9 @@ def collapse(
     pairs = _Pairs(hits, vector, spread, terms, idf, same)
     groups: list[list[int]] = []
     for i in range(len(hits)):
+        maybe = pairs.maybe[i]
         for members in groups:
-            if any(pairs.same(i, j, adjacent) for j in members):
+            if any(pairs.same(i, j, adjacent) for j in members if maybe[j]):
                 members.append(i)
                 break
         else:
@@ -119,6 +120,20 @@ class _Pairs:
         self.vectors: list[np.ndarray | None] = [None] * n
         self.spreads: list[Baseline | None] = [None] * n
         self.reachable = np.zeros((n, n), dtype=bool)
+        #: The pairs :meth:`same` may find the same: one cites the other, their texts are equal, or their
+        #: cosine reaches the lower bar (filled in below). Every other pair is not, and is not compared.
+        self.maybe = np.zeros((n, n), dtype=bool)
+        at = {h.memory.id: i for i, h in enumerate(hits)}
+        by_text: dict[str, list[int]] = {}
+        for i, h in enumerate(hits):
+            by_text.setdefault(self.normalized[i], []).append(i)
+            for cited in h.memory.source_ids:
+                j = at.get(cited)
+                if j is not None:
+                    self.maybe[i, j] = self.maybe[j, i] = True
+        for equal in by_text.values():
+            if len(equal) > 1:
+                self.maybe[np.ix_(equal, equal)] = True
         #: Each pair's z from the one matrix product, and how far from a bar it must be for the z from
         #: the two vectors (the one a decision uses) to fall on the same side.
         self.z = np.zeros((n, n))
@@ -139,6 +154,7 @@ class _Pairs:
         # z >= bar for both directions of a pair means cosine >= mean + bar * std of both hits' spreads
         needed = np.asarray([_at_least(self.spreads[i], bar) for i in known])
         self.reachable[np.ix_(known, known)] = cosines >= np.maximum.outer(needed, needed) - ROUNDING
+        self.maybe |= self.reachable
         spreads = [s for s in self.spreads if s is not None]  # the known hits', in order
         means = np.asarray([s.mean for s in spreads])
         stds = np.asarray([s.std for s in spreads])
