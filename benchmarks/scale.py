@@ -595,6 +595,32 @@ def report(rows: list[SizeRow], tenants: list[TenantRow], args: argparse.Namespa
     return "\n".join(lines)
 
 
+def summary(rows: Sequence[SizeRow], tenants: Sequence[TenantRow], real: Sequence[RealRow],
+            args: argparse.Namespace) -> dict[str, object]:
+    """The run's figures for ``--json`` (docs/benchmarks.md, rendered by ``benchmarks/report.py``): p50s in
+    milliseconds, each ratio from the same run's numbers."""
+    def ms(values: Sequence[float], q: float = 50) -> float:
+        return round(pct(values, q), 3)
+
+    import subprocess
+
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                            cwd=Path(__file__).resolve().parents[1]).stdout.strip()
+    return {
+        "measured": {"date": datetime.now(UTC).date().isoformat(), "commit": commit or None},
+        "recalls": args.recalls, "after_writes": args.after_writes, "chat_turns": args.chat_turns,
+        "sizes": {f"{r.size}": {
+            "recall_p50_ms": ms(r.cached), "recall_p95_ms": ms(r.cached, 95), "floor_p50_ms": ms(r.floor),
+            "after_write_p50_ms": ms(r.after_write), "langchain_p50_ms": ms(r.langchain),
+            "chat_turn_p50_ms": ms(r.chat), "cold_start_new_process_s": round(r.cold_process, 3),
+            "rss_growth_mb": round(r.rss_growth), "load_per_s": round(r.load_rate)} for r in rows},
+        "tenants": {f"{t.namespaces}x{t.per_namespace}": {
+            "recall_p50_ms": ms(t.recall), "floor_p50_ms": ms(t.floor), "rss_growth_mb": round(t.rss_growth)}
+            for t in tenants},
+        "real_chat_turn_p50_ms": {f"{r.size}": ms(r.chat) for r in real},
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="1000,10000", help="memories in one namespace, comma-separated")
@@ -613,6 +639,7 @@ def main() -> None:
                         help="keep the data directories here and reuse a namespace loaded by an earlier run "
                              "(its size is not loaded again; each run adds its writes and chat turns)")
     parser.add_argument("--write-doc", default="", help="write the table to docs/benchmark-log.md under this label")
+    parser.add_argument("--json", type=Path, default=None, help="write the figures here (benchmarks/report.py)")
     args = parser.parse_args()
     if args.cold_start:
         _cold_start_child(args.cold_start)
@@ -643,6 +670,10 @@ def main() -> None:
             shutil.rmtree(root, ignore_errors=True)
     table = report(rows, tenants, args, real)
     print(table)
+    if args.json:
+        import json
+
+        args.json.write_text(json.dumps(summary(rows, tenants, real, args), indent=1) + "\n", encoding="utf-8")
     if args.write_doc:
         from _report import write_section
 

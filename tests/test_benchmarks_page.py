@@ -26,7 +26,7 @@ def test_the_page_is_what_the_results_render() -> None:
     report = _report()
     page = (ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8")
     assert page == report.render(ROOT / "benchmarks" / "results"), "run: python benchmarks/report.py"
-    assert page.count("\n") < 200
+    assert page.count("\n") < 220  # a page to read, not the log
 
 
 def test_a_missing_benchmark_is_shown_as_not_measured(tmp_path: Path) -> None:
