@@ -141,26 +141,29 @@ class FloorIndex:
     """The same vectors in plain Chroma: an unfiltered collection (the floor) and, for comparison, a
     shared collection queried with a namespace filter."""
 
-    def __init__(self, root: Path, per_channel: int) -> None:
+    def __init__(self, root: Path, per_channel: int, filtered: bool = False) -> None:
         import chromadb
         from chromadb.config import Settings
 
         self.n = per_channel
         self.client = chromadb.PersistentClient(path=str(root), settings=Settings(anonymized_telemetry=False))
-        self.plain = self.client.create_collection("floor", embedding_function=None,
-                                                   metadata={"hnsw:space": "cosine"})
-        self.shared = self.client.create_collection("shared", embedding_function=None,
-                                                    metadata={"hnsw:space": "cosine"})
+        self.plain = self.client.get_or_create_collection("floor", embedding_function=None,
+                                                          metadata={"hnsw:space": "cosine"})
+        self.shared = self.client.get_or_create_collection("shared", embedding_function=None,
+                                                           metadata={"hnsw:space": "cosine"}) if filtered else None
 
     def add(self, ids: list[str], vectors: np.ndarray, texts: list[str], namespace: str,
             other_namespaces: int = 0) -> None:
+        """Chroma inserts about 600 vectors/s here, so the shared collection is filled only when asked
+        (``--filtered-floor``): at 1M memories each collection takes half an hour."""
         for start in range(0, len(ids), 5000):
             chunk = slice(start, start + 5000)
             self.plain.add(ids=ids[chunk], embeddings=vectors[chunk], documents=texts[chunk],
                            metadatas=[{"namespace": namespace}] * len(ids[chunk]))
-            self.shared.add(ids=ids[chunk], embeddings=vectors[chunk],
-                            metadatas=[{"namespace": namespace}] * len(ids[chunk]))
-        if other_namespaces:  # as many other tenants' vectors in the shared collection
+            if self.shared is not None:
+                self.shared.add(ids=ids[chunk], embeddings=vectors[chunk],
+                                metadatas=[{"namespace": namespace}] * len(ids[chunk]))
+        if other_namespaces and self.shared is not None:  # as many other tenants' vectors in the shared collection
             rng = np.random.default_rng(3)
             for start in range(0, other_namespaces, 5000):
                 m = min(5000, other_namespaces - start)
@@ -173,6 +176,7 @@ class FloorIndex:
         return self.plain.query(query_embeddings=[vector], n_results=self.n, include=["distances"])
 
     def query_filtered(self, vector: np.ndarray, namespace: str) -> object:
+        assert self.shared is not None
         return self.shared.query(query_embeddings=[vector], n_results=self.n, where={"namespace": namespace},
                                  include=["distances"])
 
@@ -302,9 +306,20 @@ def measure_size(size: int, args: argparse.Namespace, root: Path) -> SizeRow:
     # the floor and LangChain on the same vectors
     rows = Hindsight  # keep the name short below
     del rows
-    ids, vectors, docs = stored_vectors(path, namespace)
-    floor = FloorIndex(root / f"floor{size}", per_channel=40)
-    floor.add(ids, vectors, docs, namespace, other_namespaces=size if args.filtered_floor else 0)
+    # with --workdir the floor's collection is kept beside the namespace and reused, as the namespace is
+    # (it then lacks the few dozen memories each later run writes)
+    floor_path = root / f"floor{size}"
+    floor_marker = floor_path / f"loaded-{int(args.filtered_floor)}"
+    reuse_floor = bool(args.workdir) and floor_marker.exists()
+    if not reuse_floor:
+        shutil.rmtree(floor_path, ignore_errors=True)
+    floor = FloorIndex(floor_path, per_channel=40, filtered=args.filtered_floor)
+    if not reuse_floor:
+        ids, vectors, docs = stored_vectors(path, namespace)
+        floor.add(ids, vectors, docs, namespace, other_namespaces=size if args.filtered_floor else 0)
+        del ids, vectors, docs
+        if args.workdir:
+            floor_marker.touch()
     qv = [embedder.embed_query(q) for q in queries]
     floor.query(qv[0])
     row.floor = timed(iter_vectors(floor.query, qv), args.recalls)
@@ -314,7 +329,8 @@ def measure_size(size: int, args: argparse.Namespace, root: Path) -> SizeRow:
     args.langchain_kind = lc.kind
     lc.search(queries[0], 10)
     row.langchain = timed(iter_calls_lc(lc, queries), args.recalls)
-    shutil.rmtree(root / f"floor{size}", ignore_errors=True)
+    if not args.workdir:
+        shutil.rmtree(floor_path, ignore_errors=True)
     if not args.keep and not args.workdir:
         shutil.rmtree(path, ignore_errors=True)
     return row
