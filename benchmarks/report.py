@@ -56,7 +56,8 @@ def commands(results: str = "benchmarks/results", data: str = DATA, cache: str =
                                "--embedder", "minilm",
                                "--cache", f"{cache}/floor-vec", "--json", f"{results}/floor_curve_minilm.json"],
         "scale": ["benchmarks/scale.py", "--sizes", "1000,10000,100000,1000000", "--namespaces", "1000x100",
-                  "--real", "1000,100000", "--workdir", f"{cache}/scale", "--json", f"{results}/scale.json"],
+                  "--real", "1000,100000", "--floor-from-engine", "--workdir", f"{cache}/scale",
+                  "--json", f"{results}/scale.json"],
         "sharing": ["benchmarks/sharing.py", "--data", f"{data}/locomo/locomo_dev.json", "--cache",
                     f"{cache}/locomo-vec", "--json", f"{results}/sharing.json"],
     }
@@ -228,8 +229,8 @@ def scale(r: dict[str, Any]) -> list[str]:
              f"{f['cold_start_new_process_s']:.2f}", f"{f['rss_growth_mb']:,}"] for n, f in sizes.items()]
     out = _table(["memories", "recall p50 ms", "floor p50 ms", "recall / floor", "after a write / cached",
                   f"chat turn / at {int(smallest):,}", "first recall, new process (s)", "RSS growth MB"], rows)
-    notes = ["The floor is one unfiltered query of a Chroma collection holding the same vectors; a hashed-word "
-             "embedder, so only the engine's own cost counts"]
+    notes = ["The floor is one query of the namespace's own Chroma collection, the engine's index of the same "
+             "vectors; a hashed-word embedder, so only the engine's own cost counts"]
     notes += [f"{n.replace('x', ' namespaces x ')} memories: one namespace's recall {t['recall_p50_ms']:.1f} ms, "
               f"{t['recall_p50_ms'] / t['floor_p50_ms']:.1f}x its vectors alone in Chroma, "
               f"RSS +{t['rss_growth_mb']} MB" for n, t in r.get("tenants", {}).items()]

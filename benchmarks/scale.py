@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import math
 import os
 import platform
 import shutil
@@ -645,8 +646,11 @@ def summary(rows: Sequence[SizeRow], tenants: Sequence[TenantRow], real: Sequenc
             args: argparse.Namespace) -> dict[str, object]:
     """The run's figures for ``--json`` (docs/benchmarks.md, rendered by ``benchmarks/report.py``): p50s in
     milliseconds, each ratio from the same run's numbers."""
-    def ms(values: Sequence[float], q: float = 50) -> float:
-        return round(pct(values, q), 3)
+    def known(value: float, digits: int) -> float | None:  # not measured in this run: null, not NaN
+        return None if math.isnan(value) else round(value, digits)
+
+    def ms(values: Sequence[float], q: float = 50) -> float | None:
+        return known(pct(values, q), 3)
 
     import subprocess
 
@@ -659,7 +663,7 @@ def summary(rows: Sequence[SizeRow], tenants: Sequence[TenantRow], real: Sequenc
             "recall_p50_ms": ms(r.cached), "recall_p95_ms": ms(r.cached, 95), "floor_p50_ms": ms(r.floor),
             "after_write_p50_ms": ms(r.after_write), "langchain_p50_ms": ms(r.langchain),
             "chat_turn_p50_ms": ms(r.chat), "cold_start_new_process_s": round(r.cold_process, 3),
-            "rss_growth_mb": round(r.rss_growth), "load_per_s": round(r.load_rate)} for r in rows},
+            "rss_growth_mb": round(r.rss_growth), "load_per_s": known(r.load_rate, 0)} for r in rows},
         "tenants": {f"{t.namespaces}x{t.per_namespace}": {
             "recall_p50_ms": ms(t.recall), "floor_p50_ms": ms(t.floor), "rss_growth_mb": round(t.rss_growth)}
             for t in tenants},
