@@ -17,7 +17,7 @@ def pack(
 
     A hit that does not fit is skipped, not a stop: a shorter one further down may still fit.
     ``render`` fills a hit's text just before it is measured, so only what is considered is rendered.
-    With a counter that bounds its count (``BoundedTokenCounter.at_most``), a hit that fits by the
+    With a counter that bounds its count (an ``at_most`` method, ``E5TokenCounter.at_most``), a hit that fits by the
     bounds of everything taken so far is taken without tokenizing; the exact counts are taken only when
     the bounds do not settle it, so the choice is the one exact counting makes."""
     injected: list[RecallHit] = []
