@@ -21,7 +21,7 @@ measures, it is not a gate.
 
     .venv/bin/python benchmarks/behaviour.py --data ../shared/bench/behaviour/behaviour_dev.json [--json OUT]
         [--only d-en- d-zh-]        # scenarios whose id contains one of these
-        [--set supersede_z=2.7]     # a RecallConfig field, for an opt-in mechanism or an ablation
+        [--set floor_anchor_base=1.97]  # a RecallConfig field, for an opt-in mechanism or an ablation
         [--embedder hash]           # the model-free embedder: measures the engine's rules, not the model
         [--cache DIR]               # a disk cache of document vectors (the default model's, kept)
         [--unanswerable]            # also ask every scenario UNANSWERABLE: how often is something given?
@@ -347,7 +347,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, metavar="OUT", help="write the figures and every question's result")
     parser.add_argument("--only", nargs="*", default=None, help="run the scenarios whose id contains one of these")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                        help="override a RecallConfig field, e.g. --set supersede_z=2.7")
+                        help="override a RecallConfig field, e.g. --set floor_anchor_base=1.97")
     parser.add_argument("--embedder", choices=["default", "minilm", "hash"], default="default",
                         help="hash: the deterministic model-free embedder (not comparable with the reference)")
     parser.add_argument("--cache", type=Path, help="a directory caching document vectors across runs")

@@ -4,7 +4,7 @@ Runs every scenario of a file in the format of ``bench/scenarios/`` against a fr
 text the memory layer would inject (``RecallResult.to_prompt()``) and reports pass/fail per scenario.
 
     .venv/bin/python benchmarks/scenarios.py --data ../shared/bench/scenarios/scenarios_dev.json [--json OUT]
-        [--set supersede_z=2.7]    # a RecallConfig field, for an opt-in mechanism or an ablation
+        [--set floor_anchor_base=1.97]  # a RecallConfig field, for an opt-in mechanism or an ablation
 """
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", type=Path)
     parser.add_argument("--verbose", action="store_true", help="print the injected text of failures")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                        help="override a RecallConfig field, e.g. --set supersede_z=2.7")
+                        help="override a RecallConfig field, e.g. --set floor_anchor_base=1.97")
     args = parser.parse_args(argv)
     config = HindsightConfig()
     for key, value in (item.split("=", 1) for item in args.set):

@@ -8,9 +8,10 @@ activation thresholds are in log space (``ln A``), like the activation itself: `
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from hindsight_core.activation.math import decay_rate
 from hindsight_core.types import Layer
@@ -180,16 +181,33 @@ class RecallConfig(BaseModel):
     collapse_duplicate_z: float | None = fitted(4.0, "the development sets")
     #: The share of idf-weighted terms two near-duplicates must have in common.
     collapse_overlap: float = fitted(0.6, "the development sets")
-    #: The z (mean of both directions against the background, each against the other's language) at
-    #: which the user's own memory speaks to a starting memory's attribute: the starting memory then
-    #: hands it its place in recall, and consolidation supersedes it. ``None``: off, and recall-time
-    #: updates (supersede.py) with it: a kept memory is superseded by a newer candidate of the same
-    #: speaker, said in a later session, whose z to it reaches the best of the namespace's n memories by
-    #: chance (``floor.chance_best``, derived), each the other's closest among that speaker's memories of
-    #: other conversations in time order, that does not share ``collapse_overlap`` of its rare words and
-    #: (``supersede_needs_change``) states a change.
-    supersede_z: float | None = fitted(2.7, "LoCoMo development conversations and the quality cases, as the bar "
-                                       "of recall-time updates (now derived)")
+    #: Recall-time updates (supersede.py): a kept memory is superseded by a newer candidate of the same
+    #: speaker, said in a later session, whose z to it (mean of both directions against the background,
+    #: each against its own language) reaches the best of the namespace's n memories by chance
+    #: (``floor.chance_best``), each the other's closest among that speaker's memories of other
+    #: conversations in time order, that does not share ``collapse_overlap`` of its rare words and
+    #: (``supersede_needs_change``) states a change. The same test of "one attribute" lets the user's own
+    #: word replace a starting memory (recall and consolidation) and come before a shared one: there the
+    #: pair must anchor as a query's best candidate does, ``floor_anchor_base`` above the best of the m
+    #: memories compared by chance (``floor.same_attribute_bar``). Every bar is derived; this was the
+    #: fitted ``supersede_z`` (2.7). Off: no recall-time update, and starting and shared memories never
+    #: yield.
+    supersede: bool = True
+
+    @model_validator(mode="before")
+    @classmethod
+    def _supersede_z_is_gone(cls, data: Any) -> Any:
+        """``supersede_z`` was the fitted bar (2.7) these tests now derive; ``None`` turned them off. A
+        configuration written for it still turns them off, and a number is dropped with a warning rather
+        than ignored unseen."""
+        if isinstance(data, dict) and "supersede_z" in data:
+            data = dict(data)
+            if data.pop("supersede_z") is None:
+                data.setdefault("supersede", False)
+            else:
+                warnings.warn("recall.supersede_z is gone: the bar is derived (floor.same_attribute_bar); "
+                              "recall.supersede switches the updates", DeprecationWarning, stacklevel=2)
+        return data
     #: The newer memory must state a change (``sentence_kinds.SentenceKinds.change``, learned from
     #: examples, no verb list): a later remark on the same topic that changes nothing ("My sister lives in
     #: Hamburg" after "I live in Munich") is not an update. Without it, updates cost LoCoMo dev held-out

@@ -209,6 +209,17 @@ def anchor_threshold(cfg: RecallConfig, size: int) -> float:
     return cfg.floor_anchor_base + chance_best(size)
 
 
+def same_attribute_bar(cfg: RecallConfig, compared: int) -> float:
+    """The z (mean of both directions against the background) at which a memory of the user's speaks
+    to the attribute of one of ``compared`` others (starting memories, a shared layer's hits): the pair
+    must anchor as a query's best candidate must, ``floor_anchor_base`` above the best that ``compared``
+    unrelated memories reach by chance (``anchor_threshold``). The user's turn is the query; what it
+    may replace are the candidates. It was a fitted 2.7; derived, it is 2.9 against an eight-item
+    template and 2.0 against two, and a template's "The user prefers metric units." no longer yields to
+    "It makes dentist visits fun." (2.79) (docs/benchmark-log.md)."""
+    return anchor_threshold(cfg, compared)
+
+
 @functools.lru_cache(maxsize=4096)
 def chance_best(n: int) -> float:
     """The median of the maximum of ``n`` independent standard normal draws (0 for ``n <= 1``): the

@@ -44,6 +44,7 @@ from hindsight_core.recall.floor import (
     is_anchored,
     keyword_coverage,
     memory_side_z,
+    same_attribute_bar,
     split_background,
 )
 from hindsight_core.recall.fusion import (
@@ -760,7 +761,7 @@ class RecallPipeline:
         合肥了" stood between the two, and the weekend outing near home was offered 长沙). The change
         classifier, one speaker and a later conversation guard the pair as before."""
         cfg = self.recall_config
-        if cfg.supersede_z is None or len(kept) == 0 or not about_the_present(query):
+        if not cfg.supersede or len(kept) == 0 or not about_the_present(query):
             return []
         bar = chance_best(corpus.size)
 
@@ -904,15 +905,16 @@ class RecallPipeline:
     ) -> list[Update]:
         """Kept starting memories that a turn of the user's own among the candidates (not the agent's
         turn, not a distilled fact) speaks to: the same attribute, by the background z of the pair (mean
-        of both directions, ``recall.supersede_z``), whatever its time, session or wording. A template's
+        of both directions, ``floor.same_attribute_bar`` over the starting candidates), whatever its time,
+        session or wording. A template's
         default never stands next to what the user said about the same thing, nor above it. A distilled
         fact shares a template item's framing ("The user is a backend engineer" against "The user is a
         beginner."), which alone put such pairs above the bar; the turns it came from are what the user
         said, as consolidation measures them (lifecycle/integrate.py)."""
-        bar = self.recall_config.supersede_z
         starting = [fresh[mid] for mid, _ in ordered if mid in fresh and fresh[mid].starting]
-        if bar is None or not any(m.id in kept for m in starting):
+        if not self.recall_config.supersede or not any(m.id in kept for m in starting):
             return []
+        bar = same_attribute_bar(self.recall_config, len(starting))
         # a question says nothing of what holds for the user (profile.is_question)
         own = [fresh[mid] for mid, _ in ordered if mid in fresh and fresh[mid].layer == Layer.EPISODIC
                and not fresh[mid].starting and not is_agent(fresh[mid].role) and not is_question(fresh[mid].content)]
@@ -927,7 +929,8 @@ class RecallPipeline:
         """The shared hits the caller's own memories speak to: a shared hit and a kept memory of the
         caller's own (what the person said or what was distilled from it, not the agent's turn, not a
         question) that are each other's closest, at the background z of the pair (mean of both
-        directions) of at least ``recall.supersede_z``, as a starting memory yields to the user's word.
+        directions) of at least ``floor.same_attribute_bar`` over the shared hits, as a starting memory
+        yields to the user's word.
 
         Returns ``({shared id: (that memory, the own memory's id)}, {own id: the shared one's score})``:
         when the own memory states a change (``SentenceKinds.change``, as a recall-time update must: "Our
@@ -937,12 +940,12 @@ class RecallPipeline:
         made LoCoMo's shared facts ("Nate is currently playing this awesome fantasy RPG") give way to a
         turn of the second agent's on the same topic ("it's a team shooter game") that ranked below k
         (benchmarks/sharing.py, docs/benchmark-log.md)."""
-        bar = self.recall_config.supersede_z
         theirs = [h.memory for h in scored if h.memory.namespace in lent]
         own = [h.memory for h in scored if h.memory.namespace not in lent and not h.memory.starting
                and not is_agent(h.memory.role) and not is_question(h.memory.content)]
-        if bar is None or not theirs or not own:
+        if not self.recall_config.supersede or not theirs or not own:
             return {}, {}
+        bar = same_attribute_bar(self.recall_config, len(theirs))
         lookups = {p.namespace: _snapshot_lookups(p.corpus, english, chinese, self._spreads) for p in parts}
 
         def vector(m: Memory) -> np.ndarray | None:

@@ -116,6 +116,36 @@ def test_facts_about_other_things_leave_every_starting_memory_in_place(
     assert [hs.get(mid).content for mid in replaced] == [UNITS]
 
 
+def test_a_remark_beside_a_template_item_does_not_replace_it(
+    open_engine: Callable[[], Hindsight], clock: Any
+) -> None:
+    """The user's turn replaces a starting memory when the pair anchors as a query's best candidate
+    must: ``floor_anchor_base`` above the best that the template's items reach by chance
+    (``floor.same_attribute_bar``). The fitted bar it replaced (2.7) let "It makes dentist visits fun."
+    (2.79) replace "The user prefers metric units." of an eight-item template, and "充电比想象中方便。"
+    replace "用户是初学者。" (the behaviour set with ``benchmarks/starting_template.jsonl``)."""
+    hs = open_engine()
+    hs.set_starting_memories(["The user prefers short answers.", "The user writes in Chinese.", UNITS,
+                              TEMPLATE[1], "The user is a beginner.", "The user wants code examples in Python.",
+                              "用户喜欢简短的回答。", "用户是初学者。"])
+    for role, text in [("user", "I'm allergic to latex, so no latex gloves or balloons anywhere near me."),
+                       ("assistant", "Understood, no latex."), ("user", "It makes dentist visits fun."),
+                       ("assistant", "Most dentists have nitrile gloves now, luckily.")]:
+        hs.record(text, "user:nina", session_id="s1", role=role)
+        clock.advance(minutes=1)
+    for role, text in [("user", "我把旧车卖了，换了辆特斯拉Model 3。"), ("assistant", "恭喜换电车！"),
+                       ("user", "充电比想象中方便。")]:
+        hs.record(text, "user:nina", session_id="s2", role=role)
+        clock.advance(minutes=1)
+    for question in ("What materials do I react to?", "我现在开什么车？"):
+        assert hs.recall(question, "user:nina", track=False).conflicts == [], question
+    hs.consolidate("user:nina")
+    assert all(m.status == Status.ACTIVE for m in _starting(hs, "user:nina"))
+    hs.record(OWN, "user:nina", session_id="s3")
+    replaced = hs.consolidate("user:nina").superseded_ids
+    assert [hs.get(mid).content for mid in replaced] == [UNITS]
+
+
 def test_a_starting_memory_shapes_a_request_but_answers_no_question_about_the_user(
     open_engine: Callable[[], Hindsight]
 ) -> None:

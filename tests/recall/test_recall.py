@@ -156,7 +156,7 @@ def test_superseded_memory_is_never_injected_and_is_reported(engine: Hindsight, 
     before = engine.recall("我们项目的预算上限是多少？", "user:p", k=5)
     assert "5万" in before.to_prompt() and "3万" not in before.to_prompt()
     assert [(c.superseded.id, c.successor.id) for c in before.conflicts] == [(old.id, new.id)]
-    engine.config.recall.supersede_z = None
+    engine.config.recall.supersede = False
     unlinked = engine.recall("我们项目的预算上限是多少？", "user:p", k=5)
     assert "3万" in unlinked.to_prompt() and unlinked.conflicts == []
     _supersede(engine, old.id, new.id)

@@ -1,4 +1,4 @@
-"""Issue 12, recall-time updates (``recall.supersede_z``, on by default): when recall meets an older and
+"""Issue 12, recall-time updates (``recall.supersede``, on by default): when recall meets an older and
 a newer statement of the same attribute, the newer one is shown and the older reported as superseded —
 before any consolidation, without a verb list."""
 
@@ -30,7 +30,7 @@ FILLER_ZH = [
 @pytest.fixture
 def engine(tmp_path: Path, clock: Any, embedder: Any) -> Iterator[Hindsight]:
     hs = Hindsight(tmp_path / "updates", clock=clock, embedder=embedder,
-                   config=HindsightConfig(recall=RecallConfig(supersede_z=2.7)))
+                   config=HindsightConfig(recall=RecallConfig(supersede=True)))
     yield hs
     hs.close()
 
@@ -145,7 +145,7 @@ def test_updates_are_on_by_default_and_can_be_switched_off(plain_engine: Hindsig
                   "The team has migrated the backend to PostgreSQL 16.")
     res = plain_engine.recall("Which database does our backend run on?", "u:off", k=3, now=APR)
     assert "PostgreSQL 16" in res.to_prompt() and "MySQL 5.7" not in res.to_prompt()
-    plain_engine.config.recall.supersede_z = None
+    plain_engine.config.recall.supersede = False
     res = plain_engine.recall("Which database does our backend run on?", "u:off", k=3, now=APR)
     prompt = res.to_prompt()
     assert "MySQL 5.7" in prompt and "PostgreSQL 16" in prompt
@@ -251,3 +251,11 @@ def test_an_older_memory_that_says_more_keeps_what_did_not_change(
     assert kept in prompt and new in prompt
     assert prompt.index(old) < prompt.index(new)
     assert res.conflicts == []
+
+
+def test_a_configuration_written_for_supersede_z_still_means_what_it_said() -> None:
+    """``supersede_z`` (the fitted bar, now derived) is gone: ``None`` still turns the updates off, a
+    number warns that it no longer applies."""
+    assert RecallConfig.model_validate({"supersede_z": None}).supersede is False
+    with pytest.warns(DeprecationWarning, match="supersede_z is gone"):
+        assert RecallConfig(supersede_z=2.7).supersede is True  # type: ignore[call-arg]
