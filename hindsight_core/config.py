@@ -76,6 +76,13 @@ class WriteConfig(BaseModel):
     outbox_claim_s: float = Field(default=30.0, gt=0)
 
 
+#: Fitted constants of ``RecallConfig`` that are now derived, and what replaced them.
+RETIRED = {
+    "supersede_z": "the bar is derived (floor.same_attribute_bar); recall.supersede switches the updates",
+    "collapse_overlap": "near-duplicates share more idf-weighted terms than they hold apart",
+}
+
+
 class RecallConfig(BaseModel):
     default_k: int = 5
     default_budget_tokens: int = 800
@@ -172,20 +179,19 @@ class RecallConfig(BaseModel):
     standing_offers: int = 2
     #: One hit per fact (collapse.py): a distilled fact and the episodes it cites, and exact duplicates,
     #: are always one hit. Two memories whose cosine stands this many standard deviations above the
-    #: background are one statement, one hit, when they share ``collapse_overlap`` of their
-    #: idf-weighted terms (near-duplicates), or when one is the agent's adjacent reply (``AGENT_ROLES``)
-    #: to the other, in its own words (an echo: "3000 euros for Rome, got it."). A person's reply never
-    #: is an echo: on LoCoMo, merging a friend's reply into the turn it answers cost 0.10. ``None``: off.
+    #: background are one statement, one hit, when their idf-weighted terms weigh more in common than
+    #: apart (near-duplicates, ``collapse.shares_more_than_apart``), or when one is the agent's adjacent
+    #: reply (``AGENT_ROLES``) to the other, in its own words (an echo: "3000 euros for Rome, got it.").
+    #: A person's reply never is an echo: on LoCoMo, merging a friend's reply into the turn it answers
+    #: cost 0.10. ``None``: off.
     #: One bar for both: echoes had their own (4.0, duplicates 5.5); at 4.0 for both, nothing changed on
     #: the behaviour set, LoCoMo or LongMemEval, and 5.5 for both let an echo through.
     collapse_duplicate_z: float | None = fitted(4.0, "the development sets")
-    #: The share of idf-weighted terms two near-duplicates must have in common.
-    collapse_overlap: float = fitted(0.6, "the development sets")
     #: Recall-time updates (supersede.py): a kept memory is superseded by a newer candidate of the same
     #: speaker, said in a later session, whose z to it (mean of both directions against the background,
     #: each against its own language) reaches the best of the namespace's n memories by chance
     #: (``floor.chance_best``), each the other's closest among that speaker's memories of other
-    #: conversations in time order, that does not share ``collapse_overlap`` of its rare words and
+    #: conversations in time order, that does not repeat it (``collapse.shares_more_than_apart``) and
     #: (``supersede_needs_change``) states a change. The same test of "one attribute" lets the user's own
     #: word replace a starting memory (recall and consolidation) and come before a shared one: there the
     #: pair must anchor as a query's best candidate does, ``floor_anchor_base`` above the best of the m
@@ -196,17 +202,19 @@ class RecallConfig(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _supersede_z_is_gone(cls, data: Any) -> Any:
-        """``supersede_z`` was the fitted bar (2.7) these tests now derive; ``None`` turned them off. A
-        configuration written for it still turns them off, and a number is dropped with a warning rather
-        than ignored unseen."""
-        if isinstance(data, dict) and "supersede_z" in data:
-            data = dict(data)
-            if data.pop("supersede_z") is None:
-                data.setdefault("supersede", False)
-            else:
-                warnings.warn("recall.supersede_z is gone: the bar is derived (floor.same_attribute_bar); "
-                              "recall.supersede switches the updates", DeprecationWarning, stacklevel=2)
+    def _retired_constants(cls, data: Any) -> Any:
+        """Fitted constants now derived: a configuration that sets one is told so, not ignored unseen.
+        ``supersede_z`` (2.7, now ``floor.same_attribute_bar``) turned recall-time updates off with
+        ``None``, which still does; ``collapse_overlap`` (0.6) is now ``collapse.shares_more_than_apart``."""
+        if not isinstance(data, dict) or not data.keys() & RETIRED:
+            return data
+        data = dict(data)
+        if "supersede_z" in data and data["supersede_z"] is None:
+            data.pop("supersede_z")
+            data.setdefault("supersede", False)
+        for name in data.keys() & RETIRED:
+            data.pop(name)
+            warnings.warn(f"recall.{name} is gone: {RETIRED[name]}", DeprecationWarning, stacklevel=2)
         return data
     #: The newer memory must state a change (``sentence_kinds.SentenceKinds.change``, learned from
     #: examples, no verb list): a later remark on the same topic that changes nothing ("My sister lives in

@@ -741,7 +741,7 @@ class RecallPipeline:
             i, j = corpus.position.get(a), corpus.position.get(b)
             return i is not None and j is not None and j in corpus.neighbours[i]
 
-        same = Sameness(duplicate_z=cfg.collapse_duplicate_z, overlap=cfg.collapse_overlap)
+        same = Sameness(duplicate_z=cfg.collapse_duplicate_z)
         return collapse(scored, vector=vector, spread=spread, terms=terms, idf=corpus.keyword.smooth_idf,
                         adjacent=adjacent, same=same)
 
@@ -843,7 +843,7 @@ class RecallPipeline:
             return changed if other.any() else None
 
         return find_updates(ordered, kept, fresh, vector=vector, pair_z=pair_z, terms=terms,
-                            idf=corpus.keyword.smooth_idf, bar=bar, repeat_overlap=cfg.collapse_overlap,
+                            idf=corpus.keyword.smooth_idf, bar=bar,
                             nearest=nearest, changes=states_a_change if cfg.supersede_needs_change else None,
                             echoes=echoes, clause_vectors=clause_vectors, changed_clause=changed_clause)
 

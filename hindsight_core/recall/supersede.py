@@ -69,7 +69,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hindsight_core.recall.analysis import speaks_of_the_past
-from hindsight_core.recall.collapse import weighted_overlap
+from hindsight_core.recall.collapse import shares_more_than_apart
 from hindsight_core.text.clauses import clauses
 from hindsight_core.types import Memory
 
@@ -111,11 +111,10 @@ def said_later_elsewhere(old: Memory, new: Memory) -> bool:
     )
 
 
-def is_update(
-    old: Memory, new: Memory, *, z: float, overlap: float, bar: float, repeat_overlap: float
-) -> bool:
-    """Whether ``new`` restates ``old``'s attribute with another value, later (see the module doc)."""
-    return said_later_elsewhere(old, new) and z >= bar and overlap < repeat_overlap
+def is_update(old: Memory, new: Memory, *, z: float, bar: float, repeats: bool) -> bool:
+    """Whether ``new`` restates ``old``'s attribute with another value, later (see the module doc);
+    ``repeats``: ``new`` shares more of ``old``'s rare words than it holds apart (a repeat, not a change)."""
+    return said_later_elsewhere(old, new) and z >= bar and not repeats
 
 
 def find_updates(
@@ -128,7 +127,6 @@ def find_updates(
     terms: Callable[[str], frozenset[str] | None],
     idf: Callable[[str], float],
     bar: float,
-    repeat_overlap: float,
     nearest: Callable[[str, bool], str | None],
     changes: Callable[[np.ndarray], bool] | None = None,
     echoes: Callable[[str], list[str]] | None = None,
@@ -177,7 +175,7 @@ def find_updates(
                       for a in olds for j, b in enumerate(news))
         if changes is not None and not changes(news[best]):
             return None
-        ok = is_update(old, new, z=z, overlap=weighted_overlap(to, tn, idf), bar=bar, repeat_overlap=repeat_overlap)
+        ok = is_update(old, new, z=z, bar=bar, repeats=shares_more_than_apart(to, tn, idf))
         return target if ok else None
     for i in reversed(range(len(by_time))):  # newest first, so that a chain's later links are known
         old_id = by_time[i]
@@ -192,8 +190,7 @@ def find_updates(
             if vn is None or tn is None or (changes is not None and not changes(vn)):
                 continue
             z = (pair_z(vo, vn, new.content) + pair_z(vn, vo, old.content)) / 2
-            if is_update(old, new, z=z, overlap=weighted_overlap(to, tn, idf), bar=bar,
-                         repeat_overlap=repeat_overlap):
+            if is_update(old, new, z=z, bar=bar, repeats=shares_more_than_apart(to, tn, idf)):
                 possible.add(new_id)
         if not possible:  # the namespace-wide look only when a pair qualifies, or may by a clause
             if clause_vectors is None or (target := _by_clause(old_id, by_time[i + 1:])) is None:

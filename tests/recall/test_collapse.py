@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from hindsight_core import Hindsight
+from hindsight_core.recall.collapse import shares_more_than_apart
 from tests.conftest import FixedClock
 from tests.recall.conftest import FILLER as FOUR_FILLERS
 from tests.recall.conftest import record_session
@@ -121,3 +122,13 @@ def test_skipping_pairs_below_the_bar_changes_no_decision(engine: Hindsight, mon
     assert any(sources for _, sources in pruned)  # something did collapse
     monkeypatch.setattr(collapse, "ROUNDING", float("inf"))  # every pair compared
     assert hits() == pruned
+
+
+def test_near_duplicates_weigh_more_in_common_than_apart() -> None:
+    """The term test of a near-duplicate (and of a repeat that is no update): the rare words two
+    memories share weigh at least as much as those only one of them has, whatever their number."""
+    idf = {"rome": 4.0, "budget": 2.0, "euros": 1.0, "lisbon": 4.0, "trip": 1.0}.__getitem__
+    assert shares_more_than_apart(frozenset({"rome", "budget"}), frozenset({"rome", "budget", "euros"}), idf)
+    assert shares_more_than_apart(frozenset({"rome", "euros"}), frozenset({"rome", "trip"}), idf)  # 4 against 2
+    assert not shares_more_than_apart(frozenset({"rome", "budget"}), frozenset({"lisbon", "budget"}), idf)
+    assert not shares_more_than_apart(frozenset(), frozenset(), idf)

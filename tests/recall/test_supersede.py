@@ -253,9 +253,11 @@ def test_an_older_memory_that_says_more_keeps_what_did_not_change(
     assert res.conflicts == []
 
 
-def test_a_configuration_written_for_supersede_z_still_means_what_it_said() -> None:
-    """``supersede_z`` (the fitted bar, now derived) is gone: ``None`` still turns the updates off, a
-    number warns that it no longer applies."""
+def test_a_configuration_written_for_a_retired_constant_still_means_what_it_said() -> None:
+    """``supersede_z`` and ``collapse_overlap`` (fitted, now derived) are gone: ``supersede_z=None``
+    still turns the updates off, a value warns that it no longer applies."""
     assert RecallConfig.model_validate({"supersede_z": None}).supersede is False
     with pytest.warns(DeprecationWarning, match="supersede_z is gone"):
         assert RecallConfig(supersede_z=2.7).supersede is True  # type: ignore[call-arg]
+    with pytest.warns(DeprecationWarning, match="collapse_overlap is gone"):
+        assert RecallConfig.model_validate({"collapse_overlap": 0.6}) == RecallConfig()
