@@ -15,6 +15,15 @@ from hindsight_core import Hindsight, HindsightConfig
 from ..recall.test_tuning import ANSWERABLE, FACTS, NS, OFF_TOPIC, PERMISSIVE
 
 
+#: Questions judged on what must not come with their answer: a memory the permissive floor's five hits
+#: carry beside it and a sound floor leaves out, far below the answer's evidence, so that the last bits
+#: of another CPU's float arithmetic move none across a bar ("What car do I drive?" with "I run five
+#: kilometres…" forbidden was one: on one machine a floor tuned to 0.37 left it out, on another not below
+#: the shipped 1.47).
+GUARDED = [("What's the name of our cat?", "car"), ("Do I drink coffee?", "penicillin"),
+           ("How often do I go running?", "japanese"), ("When is my birthday?", "son")]
+
+
 def _tune(data_dir: Path, clock: Any, embedder: Any, *args: str, config: HindsightConfig | None = None) -> Any:
     from hindsight_core.cli.app import app
 
@@ -33,8 +42,7 @@ def test_tune_writes_a_configuration_that_keeps_off_topic_questions_out(
     hs.close()
     lines = [{"question": q, "answers": [sid]} for q, sid in ANSWERABLE] + [
         {"question": q, "answers": []} for q in OFF_TOPIC] + [
-        {"question": "What's the name of our cat?", "forbid": ["car"]},  # guarded: judged on forbid alone
-        {"question": "What car do I drive?", "forbid": ["run"]}]
+        {"question": q, "forbid": [sid]} for q, sid in GUARDED]  # guarded: judged on forbid alone
     examples = tmp_path / "examples.jsonl"
     examples.write_text("\n".join(json.dumps(line, ensure_ascii=False) for line in lines) + "\n", encoding="utf-8")
     permissive = HindsightConfig()
@@ -50,16 +58,18 @@ def test_tune_writes_a_configuration_that_keeps_off_topic_questions_out(
     assert report["improved"] and report["written"] == str(out)
     # the permissive bar injects the forbidden memory beside the answer; the tuned one less often held out
     guarded = report["held_out"]["guarded questions given nothing forbidden"]
-    assert guarded["today"] == "0/2" and guarded["tuned"] in ("1/2", "2/2")
+    assert guarded["today"] == "0/4" and int(guarded["tuned"].split("/")[0]) >= 3
     assert len(report["curve"]) == 13 and {"floor_anchor_base", "answered", "quiet"} <= set(report["curve"][0])
     tuned = HindsightConfig.model_validate_json(out.read_text(encoding="utf-8"))
     assert tuned.recall.floor_anchor_base == report["fitted"]["floor_anchor_base"] > PERMISSIVE
     with Hindsight(data_dir, config=tuned, clock=clock, embedder=embedder, background_consolidation=False) as hs:
         given = [q for q in OFF_TOPIC if hs.recall(q, NS, subtree=True, track=False).hits]
         beside = {q: [h.memory.source_id for h in hs.recall(q, NS, subtree=True, track=False).hits]
-                  for q in ("What's the name of our cat?", "What car do I drive?")}
+                  for q, _ in GUARDED}
     assert len(given) <= 2
-    assert beside == {"What's the name of our cat?": ["cat"], "What car do I drive?": ["car"]}
+    answer = dict((q, sid) for q, sid in ANSWERABLE)
+    assert {q: (answer[q] in beside[q], forbidden in beside[q]) for q, forbidden in GUARDED} == {
+        q: (True, False) for q, _ in GUARDED}, beside
 
     table = _tune(data_dir, clock, embedder, str(examples), "-n", NS, config=permissive)
     assert table.exit_code == 0
