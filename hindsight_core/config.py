@@ -200,22 +200,6 @@ class RecallConfig(BaseModel):
     #: yield.
     supersede: bool = True
 
-    @model_validator(mode="before")
-    @classmethod
-    def _retired_constants(cls, data: Any) -> Any:
-        """Fitted constants now derived: a configuration that sets one is told so, not ignored unseen.
-        ``supersede_z`` (2.7, now ``floor.same_attribute_bar``) turned recall-time updates off with
-        ``None``, which still does; ``collapse_overlap`` (0.6) is now ``collapse.shares_more_than_apart``."""
-        if not isinstance(data, dict) or not data.keys() & RETIRED:
-            return data
-        data = dict(data)
-        if "supersede_z" in data and data["supersede_z"] is None:
-            data.pop("supersede_z")
-            data.setdefault("supersede", False)
-        for name in data.keys() & RETIRED:
-            data.pop(name)
-            warnings.warn(f"recall.{name} is gone: {RETIRED[name]}", DeprecationWarning, stacklevel=2)
-        return data
     #: The newer memory must state a change (``sentence_kinds.SentenceKinds.change``, learned from
     #: examples, no verb list): a later remark on the same topic that changes nothing ("My sister lives in
     #: Hamburg" after "I live in Munich") is not an update. Without it, updates cost LoCoMo dev held-out
@@ -237,6 +221,23 @@ class RecallConfig(BaseModel):
     #: Run ``warm_up()`` in a background thread when the engine opens, so the first recall does not load
     #: the models (off by default: an engine that only writes, or a CLI command, would pay for nothing).
     warm_up_on_open: bool = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _retired_constants(cls, data: Any) -> Any:
+        """Fitted constants now derived: a configuration that sets one is told so, not ignored unseen.
+        ``supersede_z`` (2.7, now ``floor.same_attribute_bar``) turned recall-time updates off with
+        ``None``, which still does; ``collapse_overlap`` (0.6) is now ``collapse.shares_more_than_apart``."""
+        if not isinstance(data, dict) or not data.keys() & RETIRED:
+            return data
+        data = dict(data)
+        if "supersede_z" in data and data["supersede_z"] is None:
+            data.pop("supersede_z")
+            data.setdefault("supersede", False)
+        for name in data.keys() & RETIRED:
+            data.pop(name)
+            warnings.warn(f"recall.{name} is gone: {RETIRED[name]}", DeprecationWarning, stacklevel=2)
+        return data
 
 
 class LifecycleConfig(BaseModel):

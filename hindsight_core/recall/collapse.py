@@ -46,7 +46,7 @@ def shares_more_than_apart(a: frozenset[str], b: frozenset[str], idf: Callable[[
     one half): the same words, near enough, said twice. A near-duplicate needs it beside a close meaning,
     and a later memory that has it repeats an older one rather than updating it. It was a fitted share
     (0.6); the comparison itself, at 0.5, changed nothing on the behaviour set, LoCoMo or LongMemEval
-    with either embedder (docs/benchmark-log.md)."""
+    with e5, and one LoCoMo question's depth-10 evidence with MiniLM (docs/benchmark-log.md)."""
     shared = sum(map(idf, a & b))
     union = ((sum(map(idf, a)) if weight_a is None else weight_a)
              + (sum(map(idf, b)) if weight_b is None else weight_b) - shared)

@@ -906,8 +906,8 @@ class RecallPipeline:
         """Kept starting memories that a turn of the user's own among the candidates (not the agent's
         turn, not a distilled fact) speaks to: the same attribute, by the background z of the pair (mean
         of both directions, ``floor.same_attribute_bar`` over the starting candidates), whatever its time,
-        session or wording. A template's
-        default never stands next to what the user said about the same thing, nor above it. A distilled
+        session or wording. A template's default never stands next to what the user said about the same
+        thing, nor above it. A distilled
         fact shares a template item's framing ("The user is a backend engineer" against "The user is a
         beginner."), which alone put such pairs above the bar; the turns it came from are what the user
         said, as consolidation measures them (lifecycle/integrate.py)."""

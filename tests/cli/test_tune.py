@@ -14,7 +14,6 @@ from hindsight_core import Hindsight, HindsightConfig
 
 from ..recall.test_tuning import ANSWERABLE, FACTS, NS, OFF_TOPIC, PERMISSIVE
 
-
 #: Questions judged on what must not come with their answer: a memory the permissive floor's five hits
 #: carry beside it and a sound floor leaves out, far below the answer's evidence, so that the last bits
 #: of another CPU's float arithmetic move none across a bar ("What car do I drive?" with "I run five
