@@ -78,7 +78,7 @@ class WriteConfig(BaseModel):
 
 #: Fitted constants of ``RecallConfig`` that are now derived, and what replaced them.
 RETIRED = {
-    "supersede_z": "the bar is derived (floor.same_attribute_bar); recall.supersede switches the updates",
+    "supersede_z": "the bar is derived (floor.anchor_threshold); recall.supersede switches the updates",
     "collapse_overlap": "near-duplicates share more idf-weighted terms than they hold apart",
 }
 
@@ -195,7 +195,7 @@ class RecallConfig(BaseModel):
     #: (``supersede_needs_change``) states a change. The same test of "one attribute" lets the user's own
     #: word replace a starting memory (recall and consolidation) and come before a shared one: there the
     #: pair must anchor as a query's best candidate does, ``floor_anchor_base`` above the best of the m
-    #: memories compared by chance (``floor.same_attribute_bar``). Every bar is derived; this was the
+    #: memories compared by chance (``floor.anchor_threshold``). Every bar is derived; this was the
     #: fitted ``supersede_z`` (2.7). Off: no recall-time update, and starting and shared memories never
     #: yield.
     supersede: bool = True
@@ -226,7 +226,7 @@ class RecallConfig(BaseModel):
     @classmethod
     def _retired_constants(cls, data: Any) -> Any:
         """Fitted constants now derived: a configuration that sets one is told so, not ignored unseen.
-        ``supersede_z`` (2.7, now ``floor.same_attribute_bar``) turned recall-time updates off with
+        ``supersede_z`` (2.7, now ``floor.anchor_threshold``) turned recall-time updates off with
         ``None``, which still does; ``collapse_overlap`` (0.6) is now ``collapse.shares_more_than_apart``."""
         if not isinstance(data, dict) or not data.keys() & RETIRED:
             return data

@@ -13,7 +13,7 @@ grants to itself and to its root ``agent:writer``, and nothing granted to ``agen
 
 *The grantee's own word wins.* Recall ranks a shared memory by its relevance among the grantee's own,
 but a shared memory on the same thing as one of the grantee's kept memories (the pair each other's
-closest at ``floor.same_attribute_bar``, as a starting memory and the user's word) comes after it: hidden
+closest at ``floor.anchor_threshold``, as a starting memory and the user's word) comes after it: hidden
 and reported as a conflict when the grantee's states a change ("our standup moved to 10:30"), shown
 after it otherwise (two memories on one topic are not one fact). A shared hit shows where it came from
 (``memory.namespace``; the prompt line says "shared from ...").

@@ -14,7 +14,7 @@ not a new user: the row is written with none applied, and it never gets the temp
 
 *The user's word wins.* Consolidation never reinforces a starting memory or adds a source to it: a
 fact the user states that repeats it, restates its slot or was distilled from turns of the user's close
-to it (``attribute_z`` at ``floor.same_attribute_bar``) replaces it through the ordinary ``supersedes`` path
+to it (``attribute_z`` at ``floor.anchor_threshold``) replaces it through the ordinary ``supersedes`` path
 (``lifecycle/integrate.py``), whatever the times. Closeness is measured on the user's turns, not on the
 distilled fact: a fact and a template item share their framing ("The user is a backend engineer", "The
 user is a beginner."), and that alone put nearly any pair above the bar. Recall hands a starting
@@ -59,7 +59,7 @@ def attribute_z(embedder: Embedder, u: np.ndarray, v: np.ndarray, u_text: str, v
     """How many standard deviations the cosine of two memories stands above each one's cosines to
     unrelated background sentences of its language (the mean of both directions, as recall-time updates
     measure it): a high value says they speak of the same attribute. Consolidation's test of whether the
-    user's turns a new fact was distilled from replace a starting memory (``floor.same_attribute_bar``),
+    user's turns a new fact was distilled from replace a starting memory (``floor.anchor_threshold``),
     recall's being the same."""
     from hindsight_core.recall.floor import baseline, split_background
 

@@ -271,7 +271,7 @@ class Integrator:
             self._vectors[memory.id] = vector
         targets += [p for p in starting if p not in targets]
         if self.ctx.config.recall.supersede and any(p.starting for p in self.pool.values()):
-            from hindsight_core.recall.floor import same_attribute_bar
+            from hindsight_core.recall.floor import anchor_threshold
             from hindsight_core.starting import attribute_z
 
             vectors = self._pool_vectors()
@@ -290,7 +290,7 @@ class Integrator:
                       for p in self.pool.values() if p.starting and p.id in vectors and turns]
             if scored:
                 z, closest = max(scored, key=lambda zp: zp[0])
-                if z >= same_attribute_bar(self.ctx.config.recall, len(scored)) and closest not in targets:
+                if z >= anchor_threshold(self.ctx.config.recall, len(scored)) and closest not in targets:
                     targets.append(closest)
         for old in targets:
             if old.starting:  # whenever the user said it, their word replaces the template's

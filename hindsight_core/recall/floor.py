@@ -205,19 +205,14 @@ def anchor_threshold(cfg: RecallConfig, size: int) -> float:
     namespace (noise passes) or too high for a small one (a real match fails). The bar stands a fixed
     height above that maximum. It used to be ``0.6 + 1.1·sqrt(2 ln n)``, two fitted constants for the
     growth's asymptote; that is ``1.47 + chance_best(n)`` within 0.02 for every namespace of 9 to 1,000
-    memories (0.04 at 10,000), so the growth is now derived and the height is the one constant."""
+    memories (0.04 at 10,000), so the growth is now derived and the height is the one constant.
+
+    The same bar tells whether a memory of the user's speaks to the attribute of one of ``size`` others
+    (starting memories, a shared layer's hits): the user's memory is the query, what it may replace are
+    the candidates, and the pair (its z the mean of both directions) must anchor. It was a fitted 2.7
+    (``supersede_z``); so it is 2.9 against an eight-item template and 2.0 against two, and a template's
+    "The user prefers metric units." no longer yields to "It makes dentist visits fun." (2.79)."""
     return cfg.floor_anchor_base + chance_best(size)
-
-
-def same_attribute_bar(cfg: RecallConfig, compared: int) -> float:
-    """The z (mean of both directions against the background) at which a memory of the user's speaks
-    to the attribute of one of ``compared`` others (starting memories, a shared layer's hits): the pair
-    must anchor as a query's best candidate must, ``floor_anchor_base`` above the best that ``compared``
-    unrelated memories reach by chance (``anchor_threshold``). The user's turn is the query; what it
-    may replace are the candidates. It was a fitted 2.7; derived, it is 2.9 against an eight-item
-    template and 2.0 against two, and a template's "The user prefers metric units." no longer yields to
-    "It makes dentist visits fun." (2.79) (docs/benchmark-log.md)."""
-    return anchor_threshold(cfg, compared)
 
 
 @functools.lru_cache(maxsize=4096)

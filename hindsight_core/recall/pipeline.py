@@ -35,6 +35,7 @@ from hindsight_core.recall.floor import (
     Baseline,
     Evidence,
     LanguageBaselines,
+    anchor_threshold,
     apply_floor,
     asking_background,
     baseline,
@@ -44,7 +45,6 @@ from hindsight_core.recall.floor import (
     is_anchored,
     keyword_coverage,
     memory_side_z,
-    same_attribute_bar,
     split_background,
 )
 from hindsight_core.recall.fusion import (
@@ -905,7 +905,7 @@ class RecallPipeline:
     ) -> list[Update]:
         """Kept starting memories that a turn of the user's own among the candidates (not the agent's
         turn, not a distilled fact) speaks to: the same attribute, by the background z of the pair (mean
-        of both directions, ``floor.same_attribute_bar`` over the starting candidates), whatever its time,
+        of both directions, ``floor.anchor_threshold`` over the starting candidates), whatever its time,
         session or wording. A template's default never stands next to what the user said about the same
         thing, nor above it. A distilled
         fact shares a template item's framing ("The user is a backend engineer" against "The user is a
@@ -914,7 +914,7 @@ class RecallPipeline:
         starting = [fresh[mid] for mid, _ in ordered if mid in fresh and fresh[mid].starting]
         if not self.recall_config.supersede or not any(m.id in kept for m in starting):
             return []
-        bar = same_attribute_bar(self.recall_config, len(starting))
+        bar = anchor_threshold(self.recall_config, len(starting))
         # a question says nothing of what holds for the user (profile.is_question)
         own = [fresh[mid] for mid, _ in ordered if mid in fresh and fresh[mid].layer == Layer.EPISODIC
                and not fresh[mid].starting and not is_agent(fresh[mid].role) and not is_question(fresh[mid].content)]
@@ -929,7 +929,7 @@ class RecallPipeline:
         """The shared hits the caller's own memories speak to: a shared hit and a kept memory of the
         caller's own (what the person said or what was distilled from it, not the agent's turn, not a
         question) that are each other's closest, at the background z of the pair (mean of both
-        directions) of at least ``floor.same_attribute_bar`` over the shared hits, as a starting memory
+        directions) of at least ``floor.anchor_threshold`` over the shared hits, as a starting memory
         yields to the user's word.
 
         Returns ``({shared id: (that memory, the own memory's id)}, {own id: the shared one's score})``:
@@ -945,7 +945,7 @@ class RecallPipeline:
                and not is_agent(h.memory.role) and not is_question(h.memory.content)]
         if not self.recall_config.supersede or not theirs or not own:
             return {}, {}
-        bar = same_attribute_bar(self.recall_config, len(theirs))
+        bar = anchor_threshold(self.recall_config, len(theirs))
         lookups = {p.namespace: _snapshot_lookups(p.corpus, english, chinese, self._spreads) for p in parts}
 
         def vector(m: Memory) -> np.ndarray | None:

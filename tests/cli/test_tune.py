@@ -66,7 +66,7 @@ def test_tune_writes_a_configuration_that_keeps_off_topic_questions_out(
         beside = {q: [h.memory.source_id for h in hs.recall(q, NS, subtree=True, track=False).hits]
                   for q, _ in GUARDED}
     assert len(given) <= 2
-    answer = dict((q, sid) for q, sid in ANSWERABLE)
+    answer = dict(ANSWERABLE)
     assert {q: (answer[q] in beside[q], forbidden in beside[q]) for q, forbidden in GUARDED} == {
         q: (True, False) for q, _ in GUARDED}, beside
 

@@ -121,7 +121,7 @@ def test_a_remark_beside_a_template_item_does_not_replace_it(
 ) -> None:
     """The user's turn replaces a starting memory when the pair anchors as a query's best candidate
     must: ``floor_anchor_base`` above the best that the template's items reach by chance
-    (``floor.same_attribute_bar``). The fitted bar it replaced (2.7) let "It makes dentist visits fun."
+    (``floor.anchor_threshold``). The fitted bar it replaced (2.7) let "It makes dentist visits fun."
     (2.79) replace "The user prefers metric units." of an eight-item template, and "充电比想象中方便。"
     replace "用户是初学者。" (the behaviour set with ``benchmarks/starting_template.jsonl``)."""
     hs = open_engine()

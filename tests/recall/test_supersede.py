@@ -29,8 +29,7 @@ FILLER_ZH = [
 
 @pytest.fixture
 def engine(tmp_path: Path, clock: Any, embedder: Any) -> Iterator[Hindsight]:
-    hs = Hindsight(tmp_path / "updates", clock=clock, embedder=embedder,
-                   config=HindsightConfig(recall=RecallConfig(supersede=True)))
+    hs = Hindsight(tmp_path / "updates", clock=clock, embedder=embedder, config=HindsightConfig())
     yield hs
     hs.close()
 
