@@ -80,6 +80,8 @@ class WriteConfig(BaseModel):
 RETIRED = {
     "supersede_z": "the bar is derived (floor.anchor_threshold); recall.supersede switches the updates",
     "collapse_overlap": "near-duplicates share more idf-weighted terms than they hold apart",
+    "content_free_terms": "small talk is left out up to the length of the classifier's own examples "
+                          "(sentence_kinds.content_free_max_terms)",
 }
 
 
@@ -168,11 +170,6 @@ class RecallConfig(BaseModel):
     #: A reply of at most this many keyword terms ("Hill", "绵阳") takes the floor evidence of the turn it
     #: answers (the previous turn of its session, said by another speaker); 0: off.
     reply_terms: int = fitted(2, "LoCoMo development conversations")
-    #: A turn the content-free classifier flags (thanks, greetings, "好的") is left out of recall when it
-    #: has at most this many keyword terms. Small talk is a few words; a longer turn that opens with
-    #: thanks goes on to say something (LoCoMo dev: of the 2,760 turns, 1,195 score as small talk, 77 of
-    #: them have at most 3 terms; leaving out all 1,195 cost recall@10 0.18). 0: off.
-    content_free_terms: int = fitted(3, "the behaviour development set and LoCoMo development conversations")
     #: How many standing facts a request is offered; a question about the asker is offered one (it asks
     #: for one thing about them). An offer passes the relevance floor by its kind and is not reinforced:
     #: being offered is not evidence of use.
@@ -227,7 +224,8 @@ class RecallConfig(BaseModel):
     def _retired_constants(cls, data: Any) -> Any:
         """Fitted constants now derived: a configuration that sets one is told so, not ignored unseen.
         ``supersede_z`` (2.7, now ``floor.anchor_threshold``) turned recall-time updates off with
-        ``None``, which still does; ``collapse_overlap`` (0.6) is now ``collapse.shares_more_than_apart``."""
+        ``None``, which still does; ``collapse_overlap`` (0.6) is now ``collapse.shares_more_than_apart``;
+        ``content_free_terms`` (3) is ``sentence_kinds.content_free_max_terms``."""
         if not isinstance(data, dict) or not data.keys() & RETIRED:
             return data
         data = dict(data)

@@ -1029,9 +1029,10 @@ class RecallPipeline:
         return {mid: float(v) for mid, v in zip([*inside, *outside], z, strict=True)}
 
     def _content_free(self, corpus: Corpus, i: int) -> bool:
-        """Small talk: flagged by its kind (profile.CONTENT_FREE) and a few words long."""
-        return (CONTENT_FREE in corpus.standing[i]
-                and len(corpus.keyword.terms[i]) <= self.recall_config.content_free_terms)
+        """Small talk: flagged by its kind (profile.CONTENT_FREE) and no longer than the small talk the
+        classifier learned from (``sentence_kinds.content_free_max_terms``)."""
+        return (CONTENT_FREE in corpus.standing[i] and len(corpus.keyword.terms[i])
+                <= sentence_kinds.for_embedder(self.embedder).content_free_max_terms)
 
     def _requested(self, query_vector: np.ndarray) -> set[str]:
         """The standing-fact kinds a query asks to be offered: for a request, the person's own and the

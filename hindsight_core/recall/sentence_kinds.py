@@ -767,6 +767,9 @@ class SentenceKinds:
     #: The highest score a held-out counter-example of the kind got (at least 0): see the module's docstring.
     request_margin: float
     about_asker_margin: float
+    #: The most keyword terms an example of small talk has (``CONTENT_FREE``, ``content_free_max_terms``):
+    #: the content-free classifier's verdict is trusted on turns no longer than what it learned from.
+    content_free_max_terms: int
 
     def request(self, query_vector: np.ndarray) -> float:
         return float(query_vector @ self.request_weights + self.request_bias)
@@ -837,7 +840,23 @@ def fit(embedder: Embedder, alpha: float) -> SentenceKinds:
     return SentenceKinds(request_w, request_b, standing_w, standing_b, change_w, change_b, free_w, free_b,
                          asker_w, asker_b,
                          held_out_margin(queries[: len(REQUESTS)], queries[len(REQUESTS):], alpha),
-                         held_out_margin(asker[: len(ABOUT_ASKER)], asker[len(ABOUT_ASKER):], alpha))
+                         held_out_margin(asker[: len(ABOUT_ASKER)], asker[len(ABOUT_ASKER):], alpha),
+                         content_free_max_terms())
+
+
+def content_free_max_terms() -> int:
+    """The most keyword terms (``keyword.tokenize``, as the keyword index counts them) of an example of
+    small talk: 4 ("Hope the wedding goes great!", "祝你一切顺利！").
+
+    The classifier has seen small talk only up to that length. A longer turn it flags mostly goes on to say
+    something ("Thanks! The support group was amazing."): on LoCoMo 1,195 of 2,760 turns score as small
+    talk, and leaving all of them out cost recall@10 0.18. So a flagged turn is left out of recall only
+    within the lengths the classifier learned from. This was the fitted ``recall.content_free_terms`` (3);
+    at 4 the behaviour set (both embedders), LoCoMo and LongMemEval pass the same questions, and "Lovely
+    city! How's the move going?" is no longer injected beside the move (docs/benchmark-log.md)."""
+    from hindsight_core.recall.keyword import tokenize
+
+    return max(len(set(tokenize(text))) for text in CONTENT_FREE)
 
 
 #: Weights fitted for the default embedder, shipped so that a process does not embed the examples
@@ -873,7 +892,8 @@ def shipped(embedder: Embedder) -> SentenceKinds | None:
                          float(saved["standing_bias"]), weights("change"), float(saved["change_bias"]),
                          weights("content_free"), float(saved["content_free_bias"]),
                          weights("about_asker"), float(saved["about_asker_bias"]),
-                         float(saved["request_margin"]), float(saved["about_asker_margin"]))
+                         float(saved["request_margin"]), float(saved["about_asker_margin"]),
+                         int(saved["content_free_max_terms"]))
 
 
 def for_embedder(embedder: Embedder) -> SentenceKinds:
@@ -893,6 +913,7 @@ def save(embedder: Embedder, path: Path = SHIPPED) -> SentenceKinds:
         saved[f"{kind}_weights"] = [round(float(v), 7) for v in getattr(kinds, f"{kind}_weights")]
         saved[f"{kind}_bias"] = getattr(kinds, f"{kind}_bias")
     saved["request_margin"], saved["about_asker_margin"] = kinds.request_margin, kinds.about_asker_margin
+    saved["content_free_max_terms"] = kinds.content_free_max_terms  # read without segmenting Chinese (jieba)
     path.write_text(json.dumps(saved) + "\n", encoding="utf-8")
     return kinds
 

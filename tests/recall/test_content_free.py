@@ -11,6 +11,7 @@ import numpy as np
 from hindsight_core import Hindsight
 from hindsight_core.embeddings.e5 import E5Embedder
 from hindsight_core.recall import sentence_kinds
+from hindsight_core.recall.keyword import tokenize
 
 from ..conftest import FixedClock
 
@@ -54,3 +55,24 @@ def test_small_talk_is_kept_but_never_injected(engine: Hindsight, clock: FixedCl
     assert not [s for s in small_talk if s in maiden], maiden
     # kept where it was said: the transcript holds every turn
     assert {m.content for m in engine.find("user:t")} >= {text for _, text in turns}
+
+
+def test_small_talk_as_long_as_the_classifiers_examples_is_not_injected(engine: Hindsight, clock: FixedClock) -> None:
+    """Small talk of four keyword terms, the most any example of small talk has: the classifier's verdict
+    holds at that length (it was 3, a fitted constant, and let a congratulation of four terms through)."""
+    assert sentence_kinds.for_embedder(engine.embedder).content_free_max_terms == max(
+        len(set(tokenize(text))) for text in sentence_kinds.CONTENT_FREE) == 4
+    turns = [
+        ("user", "I just started a new job as a nurse at the children's hospital."),
+        ("assistant", "Ooh, new job, congrats!"),
+        ("user", "We also moved to Porto in March."),
+        ("assistant", "Great city, enjoy the move!"),
+    ]
+    for role, text in turns:
+        engine.record(text, "user:t", session_id="s1", role=role)
+        clock.advance(minutes=1)
+    clock.advance(days=2)
+    for question, answer in (("What's my new job?", "nurse"), ("Which city did we move to?", "Porto")):
+        prompt = engine.recall(question, "user:t", session_id="s2").to_prompt()
+        assert answer in prompt, (question, prompt)
+        assert "congrats" not in prompt and "Great city" not in prompt, (question, prompt)
