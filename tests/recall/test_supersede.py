@@ -253,10 +253,12 @@ def test_an_older_memory_that_says_more_keeps_what_did_not_change(
 
 
 def test_a_configuration_written_for_a_retired_constant_still_means_what_it_said() -> None:
-    """``supersede_z`` and ``collapse_overlap`` (fitted, now derived) are gone: ``supersede_z=None``
-    still turns the updates off, a value warns that it no longer applies."""
+    """``supersede_z``, ``collapse_overlap`` and ``content_free_terms`` (fitted, now derived) are gone:
+    ``supersede_z=None`` still turns the updates off, a value warns that it no longer applies."""
     assert RecallConfig.model_validate({"supersede_z": None}).supersede is False
     with pytest.warns(DeprecationWarning, match="supersede_z is gone"):
         assert RecallConfig(supersede_z=2.7).supersede is True  # type: ignore[call-arg]
     with pytest.warns(DeprecationWarning, match="collapse_overlap is gone"):
         assert RecallConfig.model_validate({"collapse_overlap": 0.6}) == RecallConfig()
+    with pytest.warns(DeprecationWarning, match="content_free_terms is gone"):
+        assert RecallConfig.model_validate({"content_free_terms": 3}) == RecallConfig()
