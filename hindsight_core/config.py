@@ -80,6 +80,8 @@ class WriteConfig(BaseModel):
 RETIRED = {
     "supersede_z": "the bar is derived (floor.anchor_threshold); recall.supersede switches the updates",
     "collapse_overlap": "near-duplicates share more idf-weighted terms than they hold apart",
+    "reply_terms": "a reply takes the evidence of the turn it answers when it reads as a bare answer "
+                   "(sentence_kinds.SentenceKinds.answer)",
     "content_free_terms": "small talk is left out up to the length of the classifier's own examples "
                           "(sentence_kinds.content_free_max_terms)",
 }
@@ -167,9 +169,6 @@ class RecallConfig(BaseModel):
     #: they had before the memory side was added.
     floor_cross_lingual_offset: float = fitted(1.4, "the development sets")
     floor_history_relief: float = fitted(1.0, "the development sets")
-    #: A reply of at most this many keyword terms ("Hill", "绵阳") takes the floor evidence of the turn it
-    #: answers (the previous turn of its session, said by another speaker); 0: off.
-    reply_terms: int = fitted(2, "LoCoMo development conversations")
     #: How many standing facts a request is offered; a question about the asker is offered one (it asks
     #: for one thing about them). An offer passes the relevance floor by its kind and is not reinforced:
     #: being offered is not evidence of use.
@@ -225,7 +224,8 @@ class RecallConfig(BaseModel):
         """Fitted constants now derived: a configuration that sets one is told so, not ignored unseen.
         ``supersede_z`` (2.7, now ``floor.anchor_threshold``) turned recall-time updates off with
         ``None``, which still does; ``collapse_overlap`` (0.6) is now ``collapse.shares_more_than_apart``;
-        ``content_free_terms`` (3) is ``sentence_kinds.content_free_max_terms``."""
+        ``content_free_terms`` (3) is ``sentence_kinds.content_free_max_terms``; ``reply_terms`` (2) is the
+        classifier ``SentenceKinds.answer``."""
         if not isinstance(data, dict) or not data.keys() & RETIRED:
             return data
         data = dict(data)

@@ -473,9 +473,16 @@ class RecallPipeline:
         window = analysis.time_window
         evidence: dict[str, Evidence] = {}
         positions = [i for i in (corpus.position.get(mid) for mid, _ in ordered) if i is not None]
-        # a short reply means what it answers ("Hill" to "maiden name?"): it is measured with that turn too
+        # a bare answer means what it answers ("Hill" to "maiden name?"): it is measured with that turn too
         role_of = self._roles(namespace, corpus, fresh)
-        asked = {i: a for i in positions if (a := corpus.prompting_turn(i, cfg.reply_terms, role_of)) is not None}
+        kinds = sentence_kinds.for_embedder(self.embedder)
+
+        def is_answer(i: int, before: int) -> bool:
+            """A bare answer to a question: the agent's "Law firms can be brutal." after a statement
+            comments on it, and reads as short as an answer."""
+            return kinds.answer(corpus.vectors[i]) > 0.0 and is_question(corpus.memories.many([before])[0].content)
+
+        asked = {i: a for i in positions if (a := corpus.prompting_turn(i, is_answer, role_of)) is not None}
         measured = list(dict.fromkeys([*(mid for mid, _ in ordered),
                                        *(corpus.memories.id_at(a) for a in asked.values())]))
         two_sided = self._two_sided_z(query, query_vector, base, measured, fresh, corpus)

@@ -1,6 +1,7 @@
-"""Five kinds of sentence, told apart by meaning: a request for something to be chosen or made for the
+"""Six kinds of sentence, told apart by meaning: a request for something to be chosen or made for the
 asker, a person's statement of a standing state of theirs, a statement that something changed, a
-turn with no content to recall (thanks, greetings, "好的"), and a question about the asker's own life.
+turn with no content to recall (thanks, greetings, "好的"), a question about the asker's own life, and a
+bare answer that means what it answers ("Hill", "The one near the station.").
 
 A stated allergy, condition, habit or preference should shape every later request it bears on
 ("推荐点甜品" after "我对芒果过敏"), although the two share no words and sit far apart in embedding space.
@@ -17,7 +18,11 @@ not when it merely says more on the same topic. The fourth keeps small talk out 
 must, so short answers are among its counter-examples. The fifth serves the floor (pipeline.py): a
 question about the asker ("What's my trade?", "我是做什么的？") can only be answered from their memory, so
 it anchors on weaker evidence, as a history cue does, while general and how-to questions phrased with
-"I" or "my" ("How do I reset my router?") are its counter-examples.
+"I" or "my" ("How do I reset my router?") are its counter-examples. The sixth serves it too: a bare answer
+(the short answers, ``SHORT_CONTENT``, against the statements that stand alone) says almost nothing of the
+question it answers, so it takes the evidence of that question (``corpus.Corpus.prompting_turn``); it was a
+count of keyword terms (at most 2, fitted), which lent a two-word remark a question's evidence and not a
+three-word answer ("Yes, two cats.").
 
 The two query kinds let memories past the relevance floor by kind alone (a request is offered standing
 facts, a question about the asker that nothing answers is offered one), so such an offer is made only
@@ -764,6 +769,8 @@ class SentenceKinds:
     content_free_bias: float
     about_asker_weights: np.ndarray
     about_asker_bias: float
+    answer_weights: np.ndarray
+    answer_bias: float
     #: The highest score a held-out counter-example of the kind got (at least 0): see the module's docstring.
     request_margin: float
     about_asker_margin: float
@@ -788,6 +795,11 @@ class SentenceKinds:
 
     def content_free(self, vectors: np.ndarray) -> np.ndarray:
         return np.asarray(vectors @ self.content_free_weights + self.content_free_bias, dtype=np.float32)
+
+    def answer(self, vector: np.ndarray) -> float:
+        """Positive for a bare answer ("Hill", "Yes, two cats.", "The one near the station."): a turn
+        understood only with the question it answers, not a statement that stands alone."""
+        return float(vector @ self.answer_weights + self.answer_bias)
 
 
 def _examples(positive: np.ndarray, negative: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -837,11 +849,20 @@ def fit(embedder: Embedder, alpha: float) -> SentenceKinds:
     free_w, free_b = _ridge(free, content, alpha)
     asker = np.stack([embedder.embed_query(t) for t in (*ABOUT_ASKER, *NOT_ABOUT_ASKER)])
     asker_w, asker_b = _ridge(asker[: len(ABOUT_ASKER)], asker[len(ABOUT_ASKER):], alpha)
+    answer_w, answer_b = _ridge(*_answers(embedder), alpha)
     return SentenceKinds(request_w, request_b, standing_w, standing_b, change_w, change_b, free_w, free_b,
-                         asker_w, asker_b,
+                         asker_w, asker_b, answer_w, answer_b,
                          held_out_margin(queries[: len(REQUESTS)], queries[len(REQUESTS):], alpha),
                          held_out_margin(asker[: len(ABOUT_ASKER)], asker[len(ABOUT_ASKER):], alpha),
                          content_free_max_terms())
+
+
+def _answers(embedder: Embedder) -> tuple[np.ndarray, np.ndarray]:
+    """Bare answers (``SHORT_CONTENT``: a name, a number, "Yes, two cats.", "He works nights too.") against
+    statements that stand alone (the standing, other and change examples), as stored memories."""
+    statements = [t for t in dict.fromkeys((*STANDING, *NOT_STANDING, *CHANGES, *NOT_CHANGES))
+                  if t not in SHORT_CONTENT and t not in CONTENT_FREE]
+    return embedder.embed_documents(list(SHORT_CONTENT)), embedder.embed_documents(statements)
 
 
 def content_free_max_terms() -> int:
@@ -892,6 +913,7 @@ def shipped(embedder: Embedder) -> SentenceKinds | None:
                          float(saved["standing_bias"]), weights("change"), float(saved["change_bias"]),
                          weights("content_free"), float(saved["content_free_bias"]),
                          weights("about_asker"), float(saved["about_asker_bias"]),
+                         weights("answer"), float(saved["answer_bias"]),
                          float(saved["request_margin"]), float(saved["about_asker_margin"]),
                          int(saved["content_free_max_terms"]))
 
@@ -909,7 +931,7 @@ def for_embedder(embedder: Embedder) -> SentenceKinds:
 def save(embedder: Embedder, path: Path = SHIPPED) -> SentenceKinds:
     kinds = fit(embedder, ALPHA)
     saved: dict[str, object] = {"embedder": embedder.name, "dim": embedder.dim, "digest": examples_digest()}
-    for kind in ("request", "standing", "change", "content_free", "about_asker"):
+    for kind in ("request", "standing", "change", "content_free", "about_asker", "answer"):
         saved[f"{kind}_weights"] = [round(float(v), 7) for v in getattr(kinds, f"{kind}_weights")]
         saved[f"{kind}_bias"] = getattr(kinds, f"{kind}_bias")
     saved["request_margin"], saved["about_asker_margin"] = kinds.request_margin, kinds.about_asker_margin

@@ -76,3 +76,27 @@ def test_small_talk_as_long_as_the_classifiers_examples_is_not_injected(engine: 
         prompt = engine.recall(question, "user:t", session_id="s2").to_prompt()
         assert answer in prompt, (question, prompt)
         assert "congrats" not in prompt and "Great city" not in prompt, (question, prompt)
+
+
+def test_a_bare_answer_of_any_length_is_recalled_with_its_question(engine: Hindsight, clock: FixedClock) -> None:
+    """A reply that reads as a bare answer (``SentenceKinds.answer``) is measured with the question it
+    answers; it was one of at most two keyword terms, and "The one near the station." (three) was not."""
+    kinds = sentence_kinds.for_embedder(engine.embedder)
+    bare, statement = "The one near the station.", "I signed up for the climbing gym near the station."
+    scores = [kinds.answer(v) for v in engine.embedder.embed_documents([bare, statement])]
+    assert scores[0] > 0 > scores[1], scores
+    turns = [
+        ("user", "I'm trying to get fitter this year."),
+        ("assistant", "Nice! Which gym did you end up joining?"),
+        ("user", bare),
+        ("assistant", "Great, that's a short walk for you."),
+        ("user", "Can you explain how compound interest works?"),
+        ("assistant", "Interest is added to the principal, so later interest is earned on earlier interest."),
+    ]
+    for role, text in turns:
+        engine.record(text, "user:t", session_id="s1", role=role)
+        clock.advance(minutes=1)
+    clock.advance(days=2)
+    prompt = engine.recall("Which gym did I join?", "user:t", session_id="s2").to_prompt()
+    assert bare in prompt, prompt
+    assert "compound interest" not in prompt, prompt

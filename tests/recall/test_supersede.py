@@ -253,8 +253,9 @@ def test_an_older_memory_that_says_more_keeps_what_did_not_change(
 
 
 def test_a_configuration_written_for_a_retired_constant_still_means_what_it_said() -> None:
-    """``supersede_z``, ``collapse_overlap`` and ``content_free_terms`` (fitted, now derived) are gone:
-    ``supersede_z=None`` still turns the updates off, a value warns that it no longer applies."""
+    """``supersede_z``, ``collapse_overlap``, ``content_free_terms`` and ``reply_terms`` (fitted, now derived
+    or learned) are gone: ``supersede_z=None`` still turns the updates off, a value warns that it no longer
+    applies."""
     assert RecallConfig.model_validate({"supersede_z": None}).supersede is False
     with pytest.warns(DeprecationWarning, match="supersede_z is gone"):
         assert RecallConfig(supersede_z=2.7).supersede is True  # type: ignore[call-arg]
@@ -262,3 +263,5 @@ def test_a_configuration_written_for_a_retired_constant_still_means_what_it_said
         assert RecallConfig.model_validate({"collapse_overlap": 0.6}) == RecallConfig()
     with pytest.warns(DeprecationWarning, match="content_free_terms is gone"):
         assert RecallConfig.model_validate({"content_free_terms": 3}) == RecallConfig()
+    with pytest.warns(DeprecationWarning, match="reply_terms is gone"):
+        assert RecallConfig.model_validate({"reply_terms": 2}) == RecallConfig()
