@@ -100,25 +100,25 @@ class Corpus:
     def size(self) -> int:
         return len(self.memories)
 
-    def prompting_turn(self, i: int, is_answer: Callable[[int, int], bool], role_of: Callable[[int], str | None]
+    def prompting_turn(self, i: int, is_answer: Callable[[int], bool], role_of: Callable[[int], str | None]
                        ) -> int | None:
         """The turn memory ``i`` replies to, when ``i`` cannot carry its meaning alone.
 
         A bare answer ("Hill", "绵阳", "Yes, two cats.", "The one near the station.") is understood only with
         the turn before it ("what is your mother's maiden name?"): on its own its vector says almost nothing
         of the question, so the query matches the question and never the answer. Such a reply takes the
-        evidence of the previous turn of its session when another speaker said that turn. ``is_answer(i,
-        before)`` tells whether ``i`` answers ``before``: read as a bare answer rather than a statement that
-        stands alone (the classifier ``sentence_kinds.SentenceKinds.answer``), to a question; a reply with
-        no keyword terms ("no", "是的") says nothing to take. Both must be episodes: a distilled fact shares
-        its last episode's session but is nobody's turn. ``role_of`` reads a position's role (rows of a
-        loaded snapshot are read from the store)."""
+        evidence of the previous turn of its session when another speaker said that turn. ``is_answer``
+        reads a position as a bare answer rather than a statement that stands alone (the classifier
+        ``sentence_kinds.SentenceKinds.answer``; the caller also asks that the turn before be a question);
+        a reply with no keyword terms ("no", "是的") says nothing to take. Both must be episodes: a distilled
+        fact shares its last episode's session but is nobody's turn. ``role_of`` reads a position's role
+        (rows of a loaded snapshot are read from the store)."""
         if not self.keyword.terms[i]:
             return None
         before = int(self.previous[i])
         if before < 0 or not self.memories.layer_at(i) == self.memories.layer_at(before) == Layer.EPISODIC:
             return None
-        return before if role_of(before) != role_of(i) and is_answer(i, before) else None
+        return before if is_answer(i) and role_of(before) != role_of(i) else None
 
     @property
     def key_pair(self) -> tuple[str, bool]:

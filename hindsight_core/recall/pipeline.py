@@ -74,6 +74,13 @@ from hindsight_core.types import Activation, Layer, Memory, Status
 from hindsight_core.vectors.base import LoadsInBackground, VectorIndex
 from hindsight_core.write.outbox import ACTIVATION, VECTOR, OutboxApplier, unreachable
 
+
+def _content_free(corpus: Corpus, i: int, max_terms: int) -> bool:
+    """Small talk: flagged by its kind (profile.CONTENT_FREE) and no longer than the small talk the
+    classifier learned from (``max_terms``: ``sentence_kinds.content_free_max_terms``)."""
+    return CONTENT_FREE in corpus.standing[i] and len(corpus.keyword.terms[i]) <= max_terms
+
+
 log = logging.getLogger("hindsight.recall")
 
 #: The recall settings of the call in progress, when it was given its own (``run(config=...)``).
@@ -445,8 +452,9 @@ class RecallPipeline:
             at = dict(zip(rows.tolist(), combined.tolist(), strict=True))
             fused = {corpus.memories.id_at(i): at[i] for i in pool}
         # a content-free turn ("thanks!", "好的") is never a candidate, however close its neighbours are
+        small_talk = sentence_kinds.for_embedder(self.embedder).content_free_max_terms
         ordered = list(itertools.islice(((mid, score) for mid, score in sorted(fused.items(), key=lambda kv: -kv[1])
-                                         if not self._content_free(corpus, corpus.position[mid])),
+                                         if not _content_free(corpus, corpus.position[mid], small_talk)),
                                         max(cfg.per_channel, k * 2)))
         # an offered standing fact is a candidate by its kind, not by its fused rank: in a long history of
         # other talk (200 turns of homework questions) the cut above would drop "I'm pescatarian" unseen
@@ -475,14 +483,13 @@ class RecallPipeline:
         positions = [i for i in (corpus.position.get(mid) for mid, _ in ordered) if i is not None]
         # a bare answer means what it answers ("Hill" to "maiden name?"): it is measured with that turn too
         role_of = self._roles(namespace, corpus, fresh)
-        kinds = sentence_kinds.for_embedder(self.embedder)
-
-        def is_answer(i: int, before: int) -> bool:
-            """A bare answer to a question: the agent's "Law firms can be brutal." after a statement
-            comments on it, and reads as short as an answer."""
-            return kinds.answer(corpus.vectors[i]) > 0.0 and is_question(corpus.memories.many([before])[0].content)
-
-        asked = {i: a for i in positions if (a := corpus.prompting_turn(i, is_answer, role_of)) is not None}
+        answers = set(np.asarray(positions)[sentence_kinds.for_embedder(self.embedder).answers(
+            corpus.vectors[positions])].tolist()) if positions else set()
+        asked = {i: a for i in positions if (a := corpus.prompting_turn(i, answers.__contains__, role_of)) is not None}
+        # to a question: the agent's "Law firms can be brutal." after a statement comments on it, and reads as
+        # short as an answer (the turns asked are read once, and again below from what this read)
+        asked = {i: a for (i, a), turn in zip(asked.items(), corpus.memories.many(list(asked.values())), strict=True)
+                 if is_question(turn.content)}
         measured = list(dict.fromkeys([*(mid for mid, _ in ordered),
                                        *(corpus.memories.id_at(a) for a in asked.values())]))
         two_sided = self._two_sided_z(query, query_vector, base, measured, fresh, corpus)
@@ -1034,12 +1041,6 @@ class RecallPipeline:
         if is_cjk(query):
             z = np.where(same, z, np.minimum(z, memory_side))
         return {mid: float(v) for mid, v in zip([*inside, *outside], z, strict=True)}
-
-    def _content_free(self, corpus: Corpus, i: int) -> bool:
-        """Small talk: flagged by its kind (profile.CONTENT_FREE) and no longer than the small talk the
-        classifier learned from (``sentence_kinds.content_free_max_terms``)."""
-        return (CONTENT_FREE in corpus.standing[i] and len(corpus.keyword.terms[i])
-                <= sentence_kinds.for_embedder(self.embedder).content_free_max_terms)
 
     def _requested(self, query_vector: np.ndarray) -> set[str]:
         """The standing-fact kinds a query asks to be offered: for a request, the person's own and the

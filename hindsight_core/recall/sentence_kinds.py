@@ -801,6 +801,10 @@ class SentenceKinds:
         understood only with the question it answers, not a statement that stands alone."""
         return float(vector @ self.answer_weights + self.answer_bias)
 
+    def answers(self, vectors: np.ndarray) -> np.ndarray:
+        """Which of ``vectors`` (one row each) read as bare answers (``answer`` above 0)."""
+        return np.asarray(vectors @ self.answer_weights + self.answer_bias > 0.0)
+
 
 def _examples(positive: np.ndarray, negative: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(centred vectors, their mean, targets +1 / -1)`` of a classifier's labelled examples."""
@@ -874,7 +878,17 @@ def content_free_max_terms() -> int:
     talk, and leaving all of them out cost recall@10 0.18. So a flagged turn is left out of recall only
     within the lengths the classifier learned from. This was the fitted ``recall.content_free_terms`` (3);
     at 4 the behaviour set (both embedders), LoCoMo and LongMemEval pass the same questions, and "Lovely
-    city! How's the move going?" is no longer injected beside the move (docs/benchmark-log.md)."""
+    city! How's the move going?" is no longer injected beside the move (docs/benchmark-log.md).
+
+    The count depends on the examples alone, not on the embedder: it is read from the shipped file while
+    the examples are those it was written for, so no process segments the Chinese examples (loading
+    jieba's dictionary, about a second) for it."""
+    try:
+        saved = json.loads(SHIPPED.read_text(encoding="utf-8"))
+        if saved["digest"] == examples_digest():
+            return int(saved["content_free_max_terms"])
+    except (FileNotFoundError, KeyError):
+        pass
     from hindsight_core.recall.keyword import tokenize
 
     return max(len(set(tokenize(text))) for text in CONTENT_FREE)
