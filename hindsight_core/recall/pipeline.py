@@ -483,8 +483,8 @@ class RecallPipeline:
         positions = [i for i in (corpus.position.get(mid) for mid, _ in ordered) if i is not None]
         # a bare answer means what it answers ("Hill" to "maiden name?"): it is measured with that turn too
         role_of = self._roles(namespace, corpus, fresh)
-        answers = set(np.asarray(positions)[sentence_kinds.for_embedder(self.embedder).answers(
-            corpus.vectors[positions])].tolist()) if positions else set()
+        answers = set(np.asarray(positions)[sentence_kinds.for_embedder(self.embedder).answer(
+            corpus.vectors[positions]) > 0.0].tolist()) if positions else set()
         asked = {i: a for i in positions if (a := corpus.prompting_turn(i, answers.__contains__, role_of)) is not None}
         # to a question: the agent's "Law firms can be brutal." after a statement comments on it, and reads as
         # short as an answer (the turns asked are read once, and again below from what this read)

@@ -796,14 +796,10 @@ class SentenceKinds:
     def content_free(self, vectors: np.ndarray) -> np.ndarray:
         return np.asarray(vectors @ self.content_free_weights + self.content_free_bias, dtype=np.float32)
 
-    def answer(self, vector: np.ndarray) -> float:
+    def answer(self, vectors: np.ndarray) -> np.ndarray:
         """Positive for a bare answer ("Hill", "Yes, two cats.", "The one near the station."): a turn
         understood only with the question it answers, not a statement that stands alone."""
-        return float(vector @ self.answer_weights + self.answer_bias)
-
-    def answers(self, vectors: np.ndarray) -> np.ndarray:
-        """Which of ``vectors`` (one row each) read as bare answers (``answer`` above 0)."""
-        return np.asarray(vectors @ self.answer_weights + self.answer_bias > 0.0)
+        return np.asarray(vectors @ self.answer_weights + self.answer_bias, dtype=np.float32)
 
 
 def _examples(positive: np.ndarray, negative: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -21,6 +21,15 @@ HELD_OUT_CONTENT = ["Hill.", "绵阳", "H3-215", "Max 900 dollars.", "I'm allerg
                     "Budget is 3000 euros for Rome.", "Yes, two cats.", "周五下午三点", "Dr. Patel."]
 
 
+def _chat(engine: Hindsight, clock: FixedClock, turns: list[tuple[str, str]]) -> None:
+    """``(role, text)`` turns said one by one, a minute apart, in session ``s1`` of ``user:t``; then two days
+    pass before the questions."""
+    for role, text in turns:
+        engine.record(text, "user:t", session_id="s1", role=role)
+        clock.advance(minutes=1)
+    clock.advance(days=2)
+
+
 def test_content_free_by_meaning_outside_the_examples(embedder: E5Embedder) -> None:
     kinds = sentence_kinds.for_embedder(embedder)
     assert not set(HELD_OUT_FREE + HELD_OUT_CONTENT) & set(sentence_kinds.CONTENT_FREE + sentence_kinds.SHORT_CONTENT)
@@ -42,10 +51,7 @@ def test_small_talk_is_kept_but_never_injected(engine: Hindsight, clock: FixedCl
         ("assistant", "Anytime, have a good one!"),
         ("user", "好嘞，谢谢"),
     ]
-    for role, text in turns:
-        engine.record(text, "user:t", session_id="s1", role=role)
-        clock.advance(minutes=1)
-    clock.advance(days=2)
+    _chat(engine, clock, turns)
     small_talk = ["Thanks so much", "have a good one", "好嘞", '"Hi!"', "How can I help"]
     budget = engine.recall("What was my budget for Rome?", "user:t", session_id="s2").to_prompt()
     assert "3000 euros" in budget
@@ -68,10 +74,7 @@ def test_small_talk_as_long_as_the_classifiers_examples_is_not_injected(engine: 
         ("user", "We also moved to Porto in March."),
         ("assistant", "Great city, enjoy the move!"),
     ]
-    for role, text in turns:
-        engine.record(text, "user:t", session_id="s1", role=role)
-        clock.advance(minutes=1)
-    clock.advance(days=2)
+    _chat(engine, clock, turns)
     for question, answer in (("What's my new job?", "nurse"), ("Which city did we move to?", "Porto")):
         prompt = engine.recall(question, "user:t", session_id="s2").to_prompt()
         assert answer in prompt, (question, prompt)
@@ -83,7 +86,7 @@ def test_a_bare_answer_of_any_length_is_recalled_with_its_question(engine: Hinds
     answers; it was one of at most two keyword terms, and "The one near the station." (three) was not."""
     kinds = sentence_kinds.for_embedder(engine.embedder)
     bare, statement = "The one near the station.", "I signed up for the climbing gym near the station."
-    scores = [kinds.answer(v) for v in engine.embedder.embed_documents([bare, statement])]
+    scores = kinds.answer(engine.embedder.embed_documents([bare, statement]))
     assert scores[0] > 0 > scores[1], scores
     turns = [
         ("user", "I'm trying to get fitter this year."),
@@ -93,10 +96,7 @@ def test_a_bare_answer_of_any_length_is_recalled_with_its_question(engine: Hinds
         ("user", "Can you explain how compound interest works?"),
         ("assistant", "Interest is added to the principal, so later interest is earned on earlier interest."),
     ]
-    for role, text in turns:
-        engine.record(text, "user:t", session_id="s1", role=role)
-        clock.advance(minutes=1)
-    clock.advance(days=2)
+    _chat(engine, clock, turns)
     prompt = engine.recall("Which gym did I join?", "user:t", session_id="s2").to_prompt()
     assert bare in prompt, prompt
     assert "compound interest" not in prompt, prompt
