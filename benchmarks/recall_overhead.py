@@ -10,6 +10,7 @@ pipeline's worker threads, if any, run in the caller so that their stages are se
 
     .venv/bin/python benchmarks/recall_overhead.py --trees /path/to/before /path/to/after --size 1000
     PYTHONPATH=. .venv/bin/python benchmarks/recall_overhead.py --profile --size 100 --op recall
+    .venv/bin/python benchmarks/recall_overhead.py --trees A B --size 100000 --workdir DIR  # scale.py's load
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import argparse
 import cProfile
 import os
 import pstats
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -76,13 +78,16 @@ class _InCaller:
 
 
 class Workload:
-    """A namespace of ``size`` memories, its floor collection, and the calls the driver times."""
+    """A namespace of ``size`` memories, its floor collection, and the calls the driver times. With
+    ``workdir`` (a ``scale.py --workdir`` holding that size), the worker recalls on its own copy of the
+    loaded namespace (a 100k load is minutes, a copy seconds) and the floor is the namespace's own Chroma
+    collection, as ``scale.py --floor-from-engine`` measures it."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, workdir: Path | None = None) -> None:
         sys.path.insert(0, str(Path.cwd() / "benchmarks"))
         import chromadb
         from chromadb.config import Settings
-        from scale import Conversations, load
+        from scale import Conversations, EngineCollection, load, settle
 
         from hindsight_core import Hindsight
         from hindsight_core.embeddings.hashed import HashedWordEmbedder
@@ -90,22 +95,34 @@ class Workload:
         root = Path(tempfile.mkdtemp(prefix="recall-overhead-"))
         embedder, conv = HashedWordEmbedder(), Conversations(seed=size)
         self.ns = "user:bench"
-        self.hs = Hindsight(root / "data", embedder=embedder)
-        load(self.hs, conv, self.ns, size)
+        if workdir is not None:
+            shutil.copytree(workdir / f"n{size}", root / "data")
+            self.hs = Hindsight(root / "data", embedder=embedder)
+            conv.events(min(size, 1000), prefix="probe")  # the draws scale.py made before its queries
+            for done in range(0, size, 2000):
+                conv.events(min(2000, size - done), offset=done)
+        else:
+            self.hs = Hindsight(root / "data", embedder=embedder)
+            load(self.hs, conv, self.ns, size)
         self.queries = [conv.query() for _ in range(100)]
         self.chat = conv.events(4000, offset=size, prefix="chat")
         self.position = 0
-        con = sqlite3.connect(root / "data" / "hindsight.sqlite3")
-        rows = con.execute(
-            "SELECT m.id, e.vector FROM memories m JOIN embeddings e ON e.memory_id = m.id WHERE m.namespace = ?",
-            (self.ns,),
-        ).fetchall()
-        con.close()
-        client = chromadb.PersistentClient(path=str(root / "floor"), settings=Settings(anonymized_telemetry=False))
-        self.floor = client.create_collection("floor", embedding_function=None, metadata={"hnsw:space": "cosine"})
-        self.floor.add(ids=[r[0] for r in rows],
-                       embeddings=np.stack([np.frombuffer(r[1], dtype=np.float32) for r in rows]))
         self.vectors = [embedder.embed_query(q) for q in self.queries]
+        if workdir is not None:
+            self.hs.recall(self.queries[0], self.ns, track=False)
+            settle(self.hs)
+            self.floor = EngineCollection(root / "data", self.ns).collection
+        else:
+            con = sqlite3.connect(root / "data" / "hindsight.sqlite3")
+            rows = con.execute(
+                "SELECT m.id, e.vector FROM memories m JOIN embeddings e ON e.memory_id = m.id WHERE m.namespace = ?",
+                (self.ns,),
+            ).fetchall()
+            con.close()
+            client = chromadb.PersistentClient(path=str(root / "floor"), settings=Settings(anonymized_telemetry=False))
+            self.floor = client.create_collection("floor", embedding_function=None, metadata={"hnsw:space": "cosine"})
+            self.floor.add(ids=[r[0] for r in rows],
+                           embeddings=np.stack([np.frombuffer(r[1], dtype=np.float32) for r in rows]))
         for i in range(5):  # what is lazy is built, the token counter loaded
             self.turn(i)
             self.recall(i)
@@ -128,9 +145,9 @@ class Workload:
         return {"recall": self.recall, "floor": self.floor_query, "turn": self.turn}[op]
 
 
-def serve(size: int) -> None:
+def serve(size: int, workdir: Path | None) -> None:
     """Worker: build the workload, then time each ``op i`` line read from stdin."""
-    work = Workload(size)
+    work = Workload(size, workdir)
     print("ready", flush=True)
     for line in sys.stdin:
         op, i = line.split()
@@ -140,9 +157,10 @@ def serve(size: int) -> None:
     work.hs.close()
 
 
-def side_by_side(trees: list[str], size: int, n: int) -> None:
+def side_by_side(trees: list[str], size: int, n: int, workdir: Path | None) -> None:
+    reuse = ["--workdir", str(workdir)] if workdir is not None else []
     workers = {
-        tree: subprocess.Popen([sys.executable, __file__, "--serve", str(size)], stdin=subprocess.PIPE,
+        tree: subprocess.Popen([sys.executable, __file__, "--serve", str(size), *reuse], stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE, text=True, cwd=tree, env=dict(os.environ, PYTHONPATH=tree))
         for tree in trees
     }
@@ -176,8 +194,8 @@ def side_by_side(trees: list[str], size: int, n: int) -> None:
               f" | {tc:.1f} |")
 
 
-def profile(size: int, op: str, n: int) -> None:
-    work = Workload(size)
+def profile(size: int, op: str, n: int, workdir: Path | None) -> None:
+    work = Workload(size, workdir)
     pipeline = work.hs._recall._pipeline()
     pipeline._pool = _InCaller()  # type: ignore[assignment]
     call = work.call(op)
@@ -208,14 +226,17 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=300, help="recalls (and floor queries) per tree")
     parser.add_argument("--profile", action="store_true", help="per-stage profile of the tree on PYTHONPATH")
     parser.add_argument("--op", choices=["recall", "turn"], default="recall", help="what --profile profiles")
+    parser.add_argument("--workdir", type=Path, default=None,
+                        help="a scale.py --workdir holding --size loaded: each worker recalls on a copy of it")
     parser.add_argument("--serve", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    workdir = args.workdir.resolve() if args.workdir is not None else None
     if args.serve:
-        serve(args.serve)
+        serve(args.serve, workdir)
     elif args.profile:
-        profile(args.size, args.op, args.n if args.op == "recall" else max(20, args.n // 5))
+        profile(args.size, args.op, args.n if args.op == "recall" else max(20, args.n // 5), workdir)
     else:
-        side_by_side([str(Path(t).resolve()) for t in args.trees], args.size, args.n)
+        side_by_side([str(Path(t).resolve()) for t in args.trees], args.size, args.n, workdir)
 
 
 if __name__ == "__main__":

@@ -482,9 +482,10 @@ class RecallPipeline:
         evidence: dict[str, Evidence] = {}
         positions = [i for i in (corpus.position.get(mid) for mid, _ in ordered) if i is not None]
         # a bare answer means what it answers ("Hill" to "maiden name?"): it is measured with that turn too
-        role_of = self._roles(namespace, corpus, fresh)
+        role_of = self._roles(corpus, fresh)
         answers = set(np.asarray(positions)[sentence_kinds.for_embedder(self.embedder).answer(
             corpus.vectors[positions]) > 0.0].tolist()) if positions else set()
+        corpus.memories.many([b for b in (int(corpus.previous[i]) for i in answers) if b >= 0])  # one read
         asked = {i: a for i in positions if (a := corpus.prompting_turn(i, answers.__contains__, role_of)) is not None}
         # to a question: the agent's "Law firms can be brutal." after a statement comments on it, and reads as
         # short as an answer (the turns asked are read once, and again below from what this read)
@@ -982,20 +983,15 @@ class RecallPipeline:
                 above[oid] = max(above.get(oid, score[sid]), score[sid])
         return yielded, above
 
-    def _roles(self, namespace: str, corpus: Corpus, fresh: dict[str, Memory]) -> Callable[[int], str | None]:
-        """A position's role: the candidates' from their fresh rows, any other row read once on demand
-        (a loaded snapshot does not hold its rows)."""
-        read: dict[str, Memory] = {}
+    @staticmethod
+    def _roles(corpus: Corpus, fresh: dict[str, Memory]) -> Callable[[int], str | None]:
+        """A position's role: the candidates' from their fresh rows, any other row's from the snapshot's
+        rows (a loaded snapshot reads a row once, on demand, and keeps it: a role never changes; a row
+        erased since the snapshot has none)."""
 
         def role_of(i: int) -> str | None:
-            mid = corpus.memories.id_at(i)
-            row = fresh.get(mid) or read.get(mid)
-            if row is None:
-                found = self.store.get_many_in(namespace, [mid]).get(mid)
-                if found is None:  # erased since the snapshot: nothing to answer
-                    return None
-                row = read[mid] = found
-            return row.role
+            row = fresh.get(corpus.memories.id_at(i))
+            return (row if row is not None else corpus.memories[i]).role
 
         return role_of
 
