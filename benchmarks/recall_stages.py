@@ -56,7 +56,7 @@ def scale_queries(size: int, n: int) -> list[str]:
 def stage_times(path: Path, queries: list[str], repeats: int) -> tuple[list[float], dict[str, float]]:
     """Thread CPU per recall, and per stage the CPU summed over the timed recalls."""
     from hindsight_core.recall import channels, keyword, pipeline
-    from hindsight_core.store import sql
+    from hindsight_core.store import demotions, sql
 
     spent: dict[str, float] = {}
 
@@ -88,6 +88,20 @@ def stage_times(path: Path, queries: list[str], repeats: int) -> tuple[list[floa
         (pipeline, "with_neighbours", "pool + neighbours"),
         (pipeline, "zsum", "fusion (zsum)"),
         (sql.RelationalStore, "get_many_in", "candidates' fresh rows"),
+        (sql.RelationalStore, "activations_in", "candidates' current activation"),
+        (demotions, "demoted_among", "demotions"),
+        (pipeline, "LanguageBaselines", "the query's baselines"),
+        (p, "_requested", "requested kinds, question about the asker"),
+        (p, "_about_asker", "requested kinds, question about the asker"),
+        (p, "_offers", "profile channel (offers)"),
+        (pipeline, "_content_free", "small talk left out"),
+        (p, "_live", "live candidates"),
+        (pipeline.Corpus, "prompting_turn", "bare answers' questions"),
+        (pipeline, "keyword_coverage", "keyword coverage"),
+        (p, "_updates", "recall-time updates"),
+        (p, "_starting_yields", "starting memories yield"),
+        (p, "_echoed", "echoes bring their statement"),
+        (p, "_final_scores", "final scores"),
         (p, "_two_sided_z", "floor z-scores"),
         (pipeline, "apply_floor", "floor decision"),
         (p, "_collapse", "collapse"),

@@ -74,12 +74,12 @@ def collapse(
     memory's vector and keyword terms (``None`` when unknown: only provenance and text then apply),
     ``spread(u, text_of_u)`` the cosines of ``u`` to the background of its text's language (a pair's z
     is measured against it), ``adjacent`` whether two memories are neighbouring turns of one session."""
-    pairs = _Pairs(hits, vector, spread, terms, idf, same)
+    together = _Pairs(hits, vector, spread, same).together(terms, idf, adjacent)
     groups: list[list[int]] = []
     for i in range(len(hits)):
-        maybe = pairs.maybe[i]
+        joins = together[i]
         for members in groups:
-            if any(pairs.same(i, j, adjacent) for j in members if maybe[j]):
+            if joins[members].any():
                 members.append(i)
                 break
         else:
@@ -99,48 +99,39 @@ def collapse(
 
 
 class _Pairs:
-    """What the comparison of two hits reads, looked up once per hit (vector, background spread, role,
-    normalised text) since every pair may be compared, and the pairs whose cosine (one product over
-    the hits) reaches the lower bar: the others cannot be the same by meaning, and skip the z-scores
-    and the term overlap."""
+    """Which pairs of hits are one statement, decided for every pair at once (numpy passes over the
+    hits, not a Python call per pair): one cites the other, their texts are equal, or their z from the
+    one matrix product of the hits reaches the bar and, unless one is the agent's adjacent echo of the
+    other, their terms weigh more in common than apart (one product of the hits' term weights)."""
 
     def __init__(
         self, hits: Sequence[RecallHit], vector: Callable[[str], np.ndarray | None],
-        spread: Callable[[np.ndarray, str], Baseline], terms: Callable[[str], frozenset[str] | None],
-        idf: Callable[[str], float], same: Sameness,
+        spread: Callable[[np.ndarray, str], Baseline], same: Sameness,
     ) -> None:
         self.hits = hits
-        self.normalized = [normalize(h.memory.content) for h in hits]
-        self.agent = [is_agent(h.memory.role) for h in hits]
-        self.sameness = same
-        self._terms = terms
-        self._known_terms: dict[int, frozenset[str] | None] = {}
-        self._total: dict[int, float] = {}
-        self._weights = _Weights(idf)
+        self.ids = [h.memory.id for h in hits]
+        self.bar = same.duplicate_z
         n = len(hits)
         self.vectors: list[np.ndarray | None] = [None] * n
         self.spreads: list[Baseline | None] = [None] * n
-        self.reachable = np.zeros((n, n), dtype=bool)
-        #: The pairs :meth:`same` may find the same: one cites the other, their texts are equal, or their
-        #: cosine reaches the lower bar (filled in below). Every other pair is not, and is not compared.
-        self.maybe = np.zeros((n, n), dtype=bool)
-        at = {h.memory.id: i for i, h in enumerate(hits)}
+        #: The pairs that are one by provenance or text, whatever their meaning.
+        self.given = np.zeros((n, n), dtype=bool)
+        at = {mid: i for i, mid in enumerate(self.ids)}
         by_text: dict[str, list[int]] = {}
         for i, h in enumerate(hits):
-            by_text.setdefault(self.normalized[i], []).append(i)
+            by_text.setdefault(normalize(h.memory.content), []).append(i)
             for cited in h.memory.source_ids:
                 j = at.get(cited)
                 if j is not None:
-                    self.maybe[i, j] = self.maybe[j, i] = True
+                    self.given[i, j] = self.given[j, i] = True
         for equal in by_text.values():
             if len(equal) > 1:
-                self.maybe[np.ix_(equal, equal)] = True
-        #: Each pair's z from the one matrix product, and how far from a bar it must be for the z from
-        #: the two vectors (the one a decision uses) to fall on the same side.
-        self.z = np.zeros((n, n))
-        self.slack = np.full((n, n), np.inf)
-        bar = same.duplicate_z
-        if bar is None:
+                self.given[np.ix_(equal, equal)] = True
+        #: Each pair's z from the one matrix product (-inf without both vectors), and how far from the
+        #: bar it must be for the z from the two vectors (the one a decision uses) to fall on the same side.
+        self.z = np.full((n, n), -np.inf)
+        self.slack = np.zeros((n, n))
+        if self.bar is None:
             return
         for i, h in enumerate(hits):
             v = vector(h.memory.id)
@@ -152,10 +143,6 @@ class _Pairs:
             return
         stacked = np.stack([v for v in self.vectors if v is not None])
         cosines = stacked @ stacked.T
-        # z >= bar for both directions of a pair means cosine >= mean + bar * std of both hits' spreads
-        needed = np.asarray([_at_least(self.spreads[i], bar) for i in known])
-        self.reachable[np.ix_(known, known)] = cosines >= np.maximum.outer(needed, needed) - ROUNDING
-        self.maybe |= self.reachable
         spreads = [s for s in self.spreads if s is not None]  # the known hits', in order
         means = np.asarray([s.mean for s in spreads])
         stds = np.asarray([s.std for s in spreads])
@@ -163,59 +150,41 @@ class _Pairs:
         self.z[np.ix_(known, known)] = np.minimum(one_side, one_side.T)
         self.slack[np.ix_(known, known)] = ROUNDING / np.minimum.outer(stds, stds)
 
-    def terms_of(self, i: int) -> frozenset[str] | None:
-        """Hit ``i``'s keyword terms, looked up once (a hit is compared with every group before it)."""
-        if i not in self._known_terms:
-            self._known_terms[i] = self._terms(self.hits[i].memory.id)
-        return self._known_terms[i]
-
-    def same(self, a: int, b: int, adjacent: Callable[[str, str], bool]) -> bool:
-        ma, mb = self.hits[a].memory, self.hits[b].memory
-        if mb.id in ma.source_ids or ma.id in mb.source_ids:
-            return True
-        if self.normalized[a] == self.normalized[b]:
-            return True
-        bar = self.sameness.duplicate_z
-        if bar is None or not self.reachable[a, b]:
-            return False
-        z = float(self.z[a, b])
-        if abs(z - bar) <= self.slack[a, b]:  # too close to the bar to tell
+    def together(self, terms: Callable[[str], frozenset[str] | None], idf: Callable[[str], float],
+                 adjacent: Callable[[str, str], bool]) -> np.ndarray:
+        """The symmetric matrix of the pairs that are one statement (its diagonal means nothing).
+        ``terms`` and ``idf`` are read only for the pairs close enough in meaning."""
+        out = self.given.copy()
+        if self.bar is None:
+            return out
+        close = self.z >= self.bar
+        for a, b in zip(*np.nonzero(np.triu(np.abs(self.z - self.bar) <= self.slack, 1)), strict=True):
             va, vb, sa, sb = self.vectors[a], self.vectors[b], self.spreads[a], self.spreads[b]
             assert va is not None and vb is not None and sa is not None and sb is not None
-            z = min(float(sa.z(float(va @ vb))), float(sb.z(float(vb @ va))))
-        if z < bar:
-            return False
-        if self.agent[a] != self.agent[b] and adjacent(ma.id, mb.id):  # the agent's echo of a turn
-            return True
-        ta, tb = self.terms_of(a), self.terms_of(b)
-        if ta is None or tb is None:
-            return False
-        return shares_more_than_apart(ta, tb, self._weights.__getitem__, self.weight_of(a, ta), self.weight_of(b, tb))
-
-    def weight_of(self, i: int, terms: frozenset[str]) -> float:
-        """Hit ``i``'s summed term weight, summed once."""
-        total = self._total.get(i)
-        if total is None:
-            total = self._total[i] = sum(map(self._weights.__getitem__, terms))
-        return total
-
-
-class _Weights(dict[str, float]):
-    """Each term's idf, computed the first time it is asked for; a hit of the dict costs no Python
-    call, and the overlap of every pair compared sums the weights of both hits' terms."""
-
-    def __init__(self, idf: Callable[[str], float]) -> None:
-        super().__init__()
-        self._idf = idf
-
-    def __missing__(self, term: str) -> float:
-        weight = self[term] = self._idf(term)
-        return weight
-
-
-def _at_least(spread: Baseline | None, bar: float) -> float:
-    assert spread is not None
-    return spread.mean + bar * spread.std
+            close[a, b] = close[b, a] = min(float(sa.z(float(va @ vb))), float(sb.z(float(vb @ va)))) >= self.bar
+        open_ = np.triu(close & ~out, 1)
+        agent = np.asarray([is_agent(h.memory.role) for h in self.hits], dtype=bool)
+        for a, b in zip(*np.nonzero(open_ & (agent[:, None] != agent[None, :])), strict=True):
+            if adjacent(self.ids[a], self.ids[b]):  # the agent's echo of a turn
+                out[a, b] = out[b, a] = True
+                open_[a, b] = False
+        if not open_.any():
+            return out
+        involved = np.flatnonzero(open_.any(axis=1) | open_.any(axis=0)).tolist()
+        held = {i: found for i in involved if (found := terms(self.ids[i])) is not None}
+        vocabulary = {t: k for k, t in enumerate(dict.fromkeys(t for found in held.values() for t in found))}
+        member = np.zeros((len(self.hits), len(vocabulary)))
+        for i, found in held.items():
+            member[i, [vocabulary[t] for t in found]] = 1.0
+        weighted = member * np.asarray([idf(t) for t in vocabulary])
+        shared = weighted @ member.T
+        total = weighted.sum(axis=1)
+        union = total[:, None] + total[None, :] - shared
+        has_terms = np.zeros(len(self.hits), dtype=bool)
+        has_terms[list(held)] = True
+        # shares_more_than_apart for every pair at once
+        alike = open_ & (union > 0) & (shared >= union - shared) & has_terms[:, None] & has_terms[None, :]
+        return out | alike | alike.T
 
 
 def is_agent(role: str | None) -> bool:

@@ -113,12 +113,12 @@ class Corpus:
         a reply with no keyword terms ("no", "是的") says nothing to take. Both must be episodes: a distilled
         fact shares its last episode's session but is nobody's turn. ``role_of`` reads a position's role
         (rows of a loaded snapshot are read from the store)."""
-        if not self.keyword.terms[i]:
-            return None
         before = int(self.previous[i])
-        if before < 0 or not self.memories.layer_at(i) == self.memories.layer_at(before) == Layer.EPISODIC:
+        if before < 0 or not is_answer(i) or not self.keyword.terms[i]:  # the cheapest tests first
             return None
-        return before if is_answer(i) and role_of(before) != role_of(i) else None
+        if not self.memories.layer_at(i) == self.memories.layer_at(before) == Layer.EPISODIC:
+            return None
+        return before if role_of(before) != role_of(i) else None
 
     @property
     def key_pair(self) -> tuple[str, bool]:

@@ -54,29 +54,26 @@ def spread_to_neighbours(
 
 
 def candidate_pool(rankings: Mapping[str, Ranked], corpus: Corpus) -> list[int]:
-    """Every memory some channel proposed, plus its neighbouring turns (context). A memory proposed by
-    several channels is placed once, and a snapshot of one layer reads no layers."""
-    pool: dict[int, None] = {}
-    seen: set[str] = set()
-    one_layer = len(corpus.layers) <= 1
-    for ranked in rankings.values():
-        for memory_id, _ in ranked:
-            if memory_id in seen:
-                continue
-            seen.add(memory_id)
-            i = corpus.position.get(memory_id)
-            if i is None:
-                continue
-            pool[i] = None
-            if one_layer:
-                for j in corpus.neighbours[i]:
-                    pool[j] = None
-                continue
-            layer = corpus.memories.layer_at(i)
-            for j in corpus.neighbours[i]:
-                if corpus.memories.layer_at(j) == layer:
-                    pool[j] = None
-    return list(pool)
+    """Every memory some channel proposed, plus its neighbouring turns (context) of its own layer, in
+    the order the channels propose them (each member, then its previous and next turn), each once."""
+    index = corpus.position
+    proposed = dict.fromkeys(mid for ranked in rankings.values() for mid, _ in ranked)
+    members = np.asarray([i for i in map(index.get, proposed) if i is not None], dtype=np.int64)
+    if not members.size:
+        return []
+    # each member followed by its previous and next turn (-1: none)
+    placed = np.stack([members, corpus.previous[members], corpus.following[members]], axis=1)
+    if len(corpus.layers) > 1:  # a neighbour of another layer is no context
+        layer_at = corpus.memories.layer_at
+        for row in placed:
+            own = layer_at(int(row[0]))
+            for c in (1, 2):
+                if row[c] >= 0 and layer_at(int(row[c])) != own:
+                    row[c] = -1
+    flat = placed.ravel()
+    flat = flat[flat >= 0]
+    _, first = np.unique(flat, return_index=True)
+    return flat[np.sort(first)].tolist()
 
 
 def with_neighbours(pool: Sequence[int], previous: np.ndarray, following: np.ndarray) -> np.ndarray:

@@ -6,7 +6,6 @@ thread, one after the other; only the recall log's flush goes to a worker."""
 
 from __future__ import annotations
 
-import itertools
 import logging
 import math
 import threading
@@ -436,7 +435,8 @@ class RecallPipeline:
                     }
                     for mid, value in spread_to_neighbours(fused, neighbours, share).items():
                         spread[mid] = spread.get(mid, 0.0) + value - fused.get(mid, 0.0)
-            fused = spread
+            placed = [corpus.position[mid] for mid in spread]
+            scores = list(spread.values())
         else:
             membership = {name: [corpus.position[mid] for mid, _ in ranked] for name, ranked in rankings.items()}
             rows = with_neighbours(pool, corpus.previous, corpus.following)
@@ -449,17 +449,25 @@ class RecallPipeline:
             combined = zsum(scored, membership, weights, rows, context=cfg.context_weight,
                             previous=corpus.previous, following=corpus.following, reply=corpus.reply,
                             same_speaker=cfg.context_same_speaker_weight)
-            at = dict(zip(rows.tolist(), combined.tolist(), strict=True))
-            fused = {corpus.memories.id_at(i): at[i] for i in pool}
-        # a content-free turn ("thanks!", "好的") is never a candidate, however close its neighbours are
+            placed = pool
+            scores = combined[np.searchsorted(rows, np.asarray(pool, dtype=np.int64))].tolist()
+        # the best fused, ties in pool order (a stable sort's); a content-free turn ("thanks!", "好的") is
+        # never a candidate, however close its neighbours are
         small_talk = sentence_kinds.for_embedder(self.embedder).content_free_max_terms
-        ordered = list(itertools.islice(((mid, score) for mid, score in sorted(fused.items(), key=lambda kv: -kv[1])
-                                         if not _content_free(corpus, corpus.position[mid], small_talk)),
-                                        max(cfg.per_channel, k * 2)))
+        wanted = max(cfg.per_channel, k * 2)
+        ordered: list[tuple[str, float]] = []
+        for j in np.argsort(-np.asarray(scores, dtype=np.float64), kind="stable").tolist():
+            if len(ordered) >= wanted:
+                break
+            if not _content_free(corpus, placed[j], small_talk):
+                ordered.append((corpus.memories.id_at(placed[j]), scores[j]))
         # an offered standing fact is a candidate by its kind, not by its fused rank: in a long history of
         # other talk (200 turns of homework questions) the cut above would drop "I'm pescatarian" unseen
-        listed = {mid for mid, _ in ordered}
-        ordered += [(mid, fused[mid]) for mid, _ in rankings["profile"] if mid not in listed and mid in fused]
+        if rankings["profile"]:
+            listed = {mid for mid, _ in ordered}
+            score_at = dict(zip(placed, scores, strict=True))
+            ordered += [(mid, score_at[i]) for mid, _ in rankings["profile"]
+                        if mid not in listed and (i := corpus.position.get(mid)) is not None and i in score_at]
         # the candidates' rows: the snapshot's, current as of this recall's change-log seek, with the
         # activation that reinforcement moved since (a memory deleted since the seek is dropped)
         held, just_read = corpus.memories.many_read([corpus.position[mid] for mid, _ in ordered])
