@@ -19,6 +19,7 @@ agent's echo of them; the others become the hit's ``sources``."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -67,23 +68,25 @@ def collapse(
     spread: Callable[[np.ndarray, str], Baseline],
     terms: Callable[[str], frozenset[str] | None],
     idf: Callable[[str], float],
-    adjacent: Callable[[str, str], bool],
+    adjacent: Callable[[Sequence[str]], np.ndarray],
     same: Sameness,
 ) -> list[RecallHit]:
     """``hits`` best first; returns one hit per group, best first. ``vector`` / ``terms`` give a
     memory's vector and keyword terms (``None`` when unknown: only provenance and text then apply),
     ``spread(u, text_of_u)`` the cosines of ``u`` to the background of its text's language (a pair's z
-    is measured against it), ``adjacent`` whether two memories are neighbouring turns of one session."""
+    is measured against it), ``adjacent(ids)`` which pairs of them are neighbouring turns of one session
+(a square boolean matrix)."""
     together = _Pairs(hits, vector, spread, same).together(terms, idf, adjacent)
     groups: list[list[int]] = []
+    group_of: list[int] = []
     for i in range(len(hits)):
-        joins = together[i]
-        for members in groups:
-            if joins[members].any():
-                members.append(i)
-                break
-        else:
-            groups.append([i])
+        # the first group formed that holds a hit this one is the same as
+        joined = min((group_of[j] for j in np.flatnonzero(together[i, :i]).tolist()), default=None)
+        if joined is None:
+            joined = len(groups)
+            groups.append([])
+        groups[joined].append(i)
+        group_of.append(joined)
     out: list[RecallHit] = []
     for members in groups:
         group = [hits[i] for i in members]
@@ -119,7 +122,7 @@ class _Pairs:
         at = {mid: i for i, mid in enumerate(self.ids)}
         by_text: dict[str, list[int]] = {}
         for i, h in enumerate(hits):
-            by_text.setdefault(normalize(h.memory.content), []).append(i)
+            by_text.setdefault(_normalized(h.memory.content), []).append(i)
             for cited in h.memory.source_ids:
                 j = at.get(cited)
                 if j is not None:
@@ -151,7 +154,7 @@ class _Pairs:
         self.slack[np.ix_(known, known)] = ROUNDING / np.minimum.outer(stds, stds)
 
     def together(self, terms: Callable[[str], frozenset[str] | None], idf: Callable[[str], float],
-                 adjacent: Callable[[str, str], bool]) -> np.ndarray:
+                 adjacent: Callable[[Sequence[str]], np.ndarray]) -> np.ndarray:
         """The symmetric matrix of the pairs that are one statement (its diagonal means nothing).
         ``terms`` and ``idf`` are read only for the pairs close enough in meaning."""
         out = self.given.copy()
@@ -164,10 +167,11 @@ class _Pairs:
             close[a, b] = close[b, a] = min(float(sa.z(float(va @ vb))), float(sb.z(float(vb @ va)))) >= self.bar
         open_ = np.triu(close & ~out, 1)
         agent = np.asarray([is_agent(h.memory.role) for h in self.hits], dtype=bool)
-        for a, b in zip(*np.nonzero(open_ & (agent[:, None] != agent[None, :])), strict=True):
-            if adjacent(self.ids[a], self.ids[b]):  # the agent's echo of a turn
-                out[a, b] = out[b, a] = True
-                open_[a, b] = False
+        echo = open_ & (agent[:, None] != agent[None, :])
+        if echo.any():  # the agent's echo of a turn
+            echo &= adjacent(self.ids)
+            out |= echo | echo.T
+            open_ &= ~echo
         if not open_.any():
             return out
         involved = np.flatnonzero(open_.any(axis=1) | open_.any(axis=0)).tolist()
@@ -185,6 +189,10 @@ class _Pairs:
         # shares_more_than_apart for every pair at once
         alike = open_ & (union > 0) & (shared >= union - shared) & has_terms[:, None] & has_terms[None, :]
         return out | alike | alike.T
+
+
+#: Normalised texts of the hits seen lately: the same memories are hits of recall after recall.
+_normalized = functools.lru_cache(maxsize=8192)(normalize)
 
 
 def is_agent(role: str | None) -> bool:

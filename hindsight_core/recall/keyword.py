@@ -225,6 +225,10 @@ class KeywordView:
         self.terms = index.terms  # indexes below ``size`` only are read
         self._average_idf: float | None = None
         self._known = len(index._vocabulary)
+        #: Each term's smoothed idf in this view, computed once: a recall reads its query's and its
+        #: candidates' terms (coverage, collapse, updates), and the next recalls of the same snapshot
+        #: read many of them again.
+        self._smooth_idf: dict[str, float] = {}
 
     def columns(self) -> tuple[list[str], dict[str, np.ndarray]]:
         """This view's documents as :meth:`KeywordIndex.columns` gives them (while others append)."""
@@ -236,8 +240,11 @@ class KeywordView:
 
     def smooth_idf(self, term: str) -> float:
         """Lucene's always-positive idf; BM25Okapi's is zero or negative in very small namespaces."""
-        n = self._df(term)
-        return math.log(1.0 + (self.size - n + 0.5) / (n + 0.5))
+        found = self._smooth_idf.get(term)
+        if found is None:
+            n = self._df(term)
+            found = self._smooth_idf[term] = math.log(1.0 + (self.size - n + 0.5) / (n + 0.5))
+        return found
 
     def _average(self) -> float:
         """BM25Okapi's average idf over the vocabulary (its floor for negative idfs)."""

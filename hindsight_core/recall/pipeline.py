@@ -760,9 +760,13 @@ class RecallPipeline:
 
         vector, terms, spread = _snapshot_lookups(corpus, english, chinese, self._spreads)
 
-        def adjacent(a: str, b: str) -> bool:
-            i, j = corpus.position.get(a), corpus.position.get(b)
-            return i is not None and j is not None and j in corpus.neighbours[i]
+        def adjacent(ids: Sequence[str]) -> np.ndarray:
+            at = np.asarray([corpus.position.get(mid, -1) for mid in ids], dtype=np.int64)
+            inside = at >= 0
+            # -1 (no neighbour) never equals a position; -2 marks a memory outside the snapshot
+            before = np.where(inside, corpus.previous[np.maximum(at, 0)], -2)
+            after = np.where(inside, corpus.following[np.maximum(at, 0)], -2)
+            return ((before[:, None] == at[None, :]) | (after[:, None] == at[None, :])) & inside[None, :]
 
         same = Sameness(duplicate_z=cfg.collapse_duplicate_z)
         return collapse(scored, vector=vector, spread=spread, terms=terms, idf=corpus.keyword.smooth_idf,
