@@ -78,13 +78,25 @@ class VectorMoments:
         if k == 0:
             return self
         mean = rows.mean(axis=0, dtype=np.float64)
-        centred = (rows - mean).astype(np.float32)  # centred, float32 loses nothing that matters
-        scatter = (centred.T @ centred).astype(np.float64)
+        # one row's scatter about its own mean is zero: a chat turn's write skips the product, and the
+        # sums below build the d x d result in one buffer (each temporary is a megabyte at d=384)
+        scatter: np.ndarray | None = None
+        if k > 1:
+            centred = (rows - mean).astype(np.float32)  # centred, float32 loses nothing that matters
+            scatter = (centred.T @ centred).astype(np.float64)
         if self.count:
             n = self.count
             delta = mean - self.mean
-            scatter += self.scatter + np.outer(delta, delta) * (n * k / (n + k))
+            previous = np.outer(delta, delta)
+            previous *= n * k / (n + k)
+            previous += self.scatter
+            if scatter is None:
+                scatter = previous
+            else:
+                scatter += previous
             mean = self.mean + delta * (k / (n + k))
+        elif scatter is None:
+            scatter = np.zeros((len(mean), len(mean)), dtype=np.float64)
         return VectorMoments(self.count + k, mean, scatter)
 
     def spread(self, query: np.ndarray) -> Spread:
