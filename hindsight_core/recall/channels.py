@@ -120,6 +120,9 @@ def keyword_channel(inp: ChannelInput, docs: np.ndarray, scores: np.ndarray) -> 
     negative here): the order is the one a stable sort of every memory's score gives, at the cost of
     the matches rather than the namespace."""
     best = best_positive(scores, inp.n * 2)
+    if inp.everything:  # already best first, ties in position order: the first n are the channel's
+        ids = inp.corpus.memories.id_at
+        return [(ids(i), s) for i, s in zip(docs[best[: inp.n]].tolist(), scores[best[: inp.n]].tolist(), strict=True)]
     return _top(inp, docs[best], scores[best])
 
 
