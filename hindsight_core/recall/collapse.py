@@ -75,7 +75,7 @@ def collapse(
     memory's vector and keyword terms (``None`` when unknown: only provenance and text then apply),
     ``spread(u, text_of_u)`` the cosines of ``u`` to the background of its text's language (a pair's z
     is measured against it), ``adjacent(ids)`` which pairs of them are neighbouring turns of one session
-(a square boolean matrix)."""
+    (a square boolean matrix)."""
     together = _Pairs(hits, vector, spread, same).together(terms, idf, adjacent)
     groups: list[list[int]] = []
     group_of: list[int] = []

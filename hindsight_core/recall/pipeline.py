@@ -493,7 +493,8 @@ class RecallPipeline:
         role_of = self._roles(corpus, fresh)
         answers = set(np.asarray(positions)[sentence_kinds.for_embedder(self.embedder).answer(
             corpus.vectors[positions]) > 0.0].tolist()) if positions else set()
-        corpus.memories.many([b for b in (int(corpus.previous[i]) for i in answers) if b >= 0])  # one read
+        # the turns before the bare answers, read in one call: ``role_of`` and the question test below read them
+        corpus.memories.many([b for b in (int(corpus.previous[i]) for i in answers) if b >= 0])
         asked = {i: a for i in positions if (a := corpus.prompting_turn(i, answers.__contains__, role_of)) is not None}
         # to a question: the agent's "Law firms can be brutal." after a statement comments on it, and reads as
         # short as an answer (the turns asked are read once, and again below from what this read)
