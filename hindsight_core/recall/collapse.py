@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
@@ -29,6 +30,8 @@ from hindsight_core.recall.floor import Baseline
 from hindsight_core.recall.types import RecallHit
 from hindsight_core.text.normalize import normalize
 from hindsight_core.types import AGENT_ROLES, Layer
+
+T = TypeVar("T", float, np.ndarray)
 
 
 @dataclass(frozen=True)
@@ -41,17 +44,19 @@ class Sameness:
     duplicate_z: float | None
 
 
-def shares_more_than_apart(a: frozenset[str], b: frozenset[str], idf: Callable[[str], float],
-                           weight_a: float | None = None, weight_b: float | None = None) -> bool:
+def shares_more_than_apart(a: frozenset[str], b: frozenset[str], idf: Callable[[str], float]) -> bool:
     """Whether two memories' terms weigh more in common than apart (their idf-weighted Jaccard is at least
     one half): the same words, near enough, said twice. A near-duplicate needs it beside a close meaning,
     and a later memory that has it repeats an older one rather than updating it. It was a fitted share
     (0.6); the comparison itself, at 0.5, changed nothing on the behaviour set, LoCoMo or LongMemEval
     with e5, and one LoCoMo question's depth-10 evidence with MiniLM (docs/benchmark-log.md)."""
-    shared = sum(map(idf, a & b))
-    union = ((sum(map(idf, a)) if weight_a is None else weight_a)
-             + (sum(map(idf, b)) if weight_b is None else weight_b) - shared)
-    return union > 0 and shared >= union - shared
+    return bool(_more_in_common(sum(map(idf, a & b)), sum(map(idf, a)), sum(map(idf, b))))
+
+
+def _more_in_common(shared: T, weight_a: T, weight_b: T) -> T:
+    """The comparison of :func:`shares_more_than_apart` on summed weights: two numbers, or arrays of pairs."""
+    union = weight_a + weight_b - shared
+    return (union > 0) & (shared >= union - shared)
 
 
 #: How far a pair's cosine from the one matrix product over the hits may sit below the cosine the
@@ -181,13 +186,12 @@ class _Pairs:
         for i, found in held.items():
             member[i, [vocabulary[t] for t in found]] = 1.0
         weighted = member * np.asarray([idf(t) for t in vocabulary])
-        shared = weighted @ member.T
         total = weighted.sum(axis=1)
-        union = total[:, None] + total[None, :] - shared
         has_terms = np.zeros(len(self.hits), dtype=bool)
         has_terms[list(held)] = True
         # shares_more_than_apart for every pair at once
-        alike = open_ & (union > 0) & (shared >= union - shared) & has_terms[:, None] & has_terms[None, :]
+        alike = (open_ & _more_in_common(weighted @ member.T, total[:, None], total[None, :])
+                 & has_terms[:, None] & has_terms[None, :])
         return out | alike | alike.T
 
 
