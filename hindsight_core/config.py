@@ -76,6 +76,10 @@ class WriteConfig(BaseModel):
     outbox_claim_s: float = Field(default=30.0, gt=0)
 
 
+#: The temporal channel's weight before ``history_boost`` multiplied it: what a configuration that still
+#: sets the boost alone meant.
+_TEMPORAL_BEFORE_BOOST = 0.6
+
 #: Fitted constants of ``RecallConfig`` that are now derived, and what replaced them.
 RETIRED = {
     "supersede_z": "the bar is derived (floor.anchor_threshold); recall.supersede switches the updates",
@@ -84,6 +88,9 @@ RETIRED = {
                    "(sentence_kinds.SentenceKinds.answer)",
     "content_free_terms": "small talk is left out up to the length of the classifier's own examples "
                           "(sentence_kinds.content_free_max_terms)",
+    "history_boost": "the temporal channel has members only when the query carries a history cue or a time "
+                     "expression, when the boost applied: channel_weights['temporal'] is that weight (1.5, "
+                     "was 0.6 x 2.5); a history_boost given is folded into it",
 }
 
 
@@ -116,20 +123,21 @@ class RecallConfig(BaseModel):
     #: exact scan of the snapshot's vectors and the collection loads in the background after the
     #: recall. Off: the first recall queries the index and waits for it to load.
     scan_until_index_loaded: bool = True
+    #: Weight of each channel in the fusion. The temporal channel has members only when the query carries
+    #: a history cue ("上次", "last time") or a time expression ("last week"): the design's "trace words"
+    #: route it in. Its weight was 0.6, multiplied by a ``history_boost`` of 2.5 exactly when it had
+    #: members, so only the product was ever used: 1.5, one constant instead of two (docs/benchmark-log.md).
     channel_weights: dict[str, float] = Field(
         json_schema_extra={"fitted": "the development sets"},
         default_factory=lambda: {
             "vector": 1.0,
             "keyword": 1.0,
-            "temporal": 0.6,
+            "temporal": 1.5,
             "entity": 0.4,
             "profile": 1.0,
             "activation": 0.15,
         }
     )
-    #: Multiplier of the temporal channel's weight when the query carries a history cue ("上次") or a
-    #: time expression ("last week"): the "trace word" routing of the design.
-    history_boost: float = fitted(2.5, "the development sets")
     #: Context: a candidate lends this share of its fused score to its neighbouring turns in the session
     #: when the neighbour is another speaker's (an answer usually sits in the reply to the turn that
     #: matches the question).
@@ -225,13 +233,22 @@ class RecallConfig(BaseModel):
         ``supersede_z`` (2.7, now ``floor.anchor_threshold``) turned recall-time updates off with
         ``None``, which still does; ``collapse_overlap`` (0.6) is now ``collapse.shares_more_than_apart``;
         ``content_free_terms`` (3) is ``sentence_kinds.content_free_max_terms``; ``reply_terms`` (2) is the
-        classifier ``SentenceKinds.answer``."""
+        classifier ``SentenceKinds.answer``; ``history_boost`` (2.5) multiplied the temporal channel's
+        weight whenever that channel had members, and is folded into ``channel_weights["temporal"]``
+        (the old default weight, 0.6, unless the configuration gives one)."""
         if not isinstance(data, dict) or not data.keys() & RETIRED:
             return data
         data = dict(data)
         if "supersede_z" in data and data["supersede_z"] is None:
             data.pop("supersede_z")
             data.setdefault("supersede", False)
+        if "history_boost" in data:  # the weight the temporal channel had with the boost: the same ranking
+            weights = dict(data.get("channel_weights") or cls.model_fields["channel_weights"].get_default(
+                call_default_factory=True))
+            given = "temporal" in (data.get("channel_weights") or {})
+            before = weights["temporal"] if given else _TEMPORAL_BEFORE_BOOST
+            weights["temporal"] = before * float(data["history_boost"])
+            data["channel_weights"] = weights
         for name in data.keys() & RETIRED:
             data.pop(name)
             warnings.warn(f"recall.{name} is gone: {RETIRED[name]}", DeprecationWarning, stacklevel=2)

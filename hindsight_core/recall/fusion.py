@@ -1,4 +1,4 @@
-"""Stage 3, fusion: weighted reciprocal-rank fusion, and the routing that sets the weights.
+"""Stage 3, fusion: standardised score sums or weighted reciprocal-rank fusion of the channels.
 
 RRF uses ranks, not raw scores, so channels with incomparable scales (cosine, BM25, log activation)
 combine without calibration."""
@@ -12,20 +12,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from hindsight_core.recall.moments import Spread
-from hindsight_core.recall.types import QueryAnalysis
 
 if TYPE_CHECKING:
     from hindsight_core.recall.corpus import Corpus
 
 Ranked = list[tuple[str, float]]
-
-
-def route(weights: Mapping[str, float], analysis: QueryAnalysis, history_boost: float) -> dict[str, float]:
-    """History cues and time expressions raise the temporal side (the design's "trace words")."""
-    routed = dict(weights)
-    if analysis.history_cues or analysis.time_window is not None:
-        routed["temporal"] = routed.get("temporal", 0.0) * history_boost
-    return routed
 
 
 def rrf(rankings: Mapping[str, Ranked], weights: Mapping[str, float], k: int = 60) -> dict[str, float]:

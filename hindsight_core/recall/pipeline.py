@@ -49,7 +49,6 @@ from hindsight_core.recall.floor import (
 from hindsight_core.recall.fusion import (
     Scored,
     candidate_pool,
-    route,
     rrf,
     spread_to_neighbours,
     with_neighbours,
@@ -420,8 +419,8 @@ class RecallPipeline:
             "profile": self._offers(inp, similarity, requested, asker_offered),
             "activation": heat,
         }
-        # 3. fuse, with routing and conversational context
-        weights = route(cfg.channel_weights, analysis, cfg.history_boost)
+        # 3. fuse, with conversational context
+        weights = cfg.channel_weights
         pool = candidate_pool(rankings, corpus)
         if cfg.fusion == "rrf":
             fused = rrf(rankings, weights, cfg.rrf_k)

@@ -49,7 +49,7 @@ class RecallTrace(BaseModel):
     #: Per channel, its ranked candidates (``vector``, ``keyword``, ``temporal``, ``entity``, ``profile``,
     #: ``activation``).
     channels: dict[str, list[TraceCandidate]] = Field(default_factory=dict)
-    #: Channel weights after routing (history cues raise ``temporal``).
+    #: Channel weights (``recall.channel_weights``).
     weights: dict[str, float] = Field(default_factory=dict)
     #: ``"zsum"`` or ``"rrf"``.
     fusion: str = ""

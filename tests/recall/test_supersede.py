@@ -265,3 +265,17 @@ def test_a_configuration_written_for_a_retired_constant_still_means_what_it_said
         assert RecallConfig.model_validate({"content_free_terms": 3}) == RecallConfig()
     with pytest.warns(DeprecationWarning, match="reply_terms is gone"):
         assert RecallConfig.model_validate({"reply_terms": 2}) == RecallConfig()
+
+
+def test_a_history_boost_given_is_the_temporal_weight_it_made() -> None:
+    """``history_boost`` multiplied the temporal channel's weight whenever that channel had members: a
+    configuration that sets it gets the weight it produced (the old default 0.6, or its own, times it)."""
+    with pytest.warns(DeprecationWarning, match="history_boost is gone"):
+        assert RecallConfig.model_validate({"history_boost": 2.5}) == RecallConfig()
+    with pytest.warns(DeprecationWarning, match="history_boost is gone"):
+        assert RecallConfig.model_validate({"history_boost": 1.0}).channel_weights["temporal"] == 0.6
+    with pytest.warns(DeprecationWarning, match="history_boost is gone"):
+        weights = RecallConfig.model_validate(
+            {"history_boost": 2.0, "channel_weights": {"vector": 1.0, "keyword": 1.0, "temporal": 0.5}}
+        ).channel_weights
+    assert weights == {"vector": 1.0, "keyword": 1.0, "temporal": 1.0}

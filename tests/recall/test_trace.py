@@ -119,3 +119,17 @@ def test_flags_must_be_bools(hs: Hindsight, flag: str) -> None:
     with pytest.raises(InvalidInputError, match=flag):
         hs.recall("restaurants", NS, **{flag: "yes"})  # type: ignore[arg-type]
     assert _state(hs) == before
+
+
+@pytest.mark.parametrize("query", [*QUERIES, "上次我们说的那家餐厅叫什么？", "What did we talk about last week?",
+                                   "What happened this year?"])
+def test_the_temporal_channel_has_members_only_with_a_history_cue_or_a_time_expression(hs: Hindsight,
+                                                                                       query: str) -> None:
+    """Why ``channel_weights["temporal"]`` is one constant: the channel is empty unless the query carries a
+    history cue or a time expression, which is when the retired ``history_boost`` multiplied its weight."""
+    result = hs.recall(query, NS, explain=True, track=False)
+    assert result.trace is not None
+    routed = bool(result.analysis.history_cues) or result.analysis.time_window is not None
+    members = result.trace.channels.get("temporal", [])
+    assert bool(members) == routed, (query, result.analysis)
+    assert result.trace.weights["temporal"] == hs.config.recall.channel_weights["temporal"]
