@@ -7,11 +7,14 @@ Three signals, none of them a word list:
 - meaning plus form: two memories whose cosine stands far above the cosine of either to unrelated
   background sentences (the floor's z-score, so e5's crowded cosines do not matter) *and* that share
   most of their keyword weight. The agent's reply next to a turn (an echo: "got it, you are allergic
-  to peanuts") needs only the similarity, because the agent restating what it was told adds nothing.
-  Only the agent's (``AGENT_ROLES``): a person's reply close to the turn it answers is their own
-  testimony, often with a detail of its own (on LoCoMo, where both speakers are people, merging those
-  cost 0.10 recall@10). Two statements that differ in their rare words ("allergic to peanuts" / "allergic to
-  shellfish") are similar in meaning but not in form, and stay apart.
+  to peanuts") needs only the similarity, because the agent restating what it was told adds nothing,
+  unless it brings a figure the turn does not hold (``brings_no_figure``). The reply to a question is
+  its answer, not its echo, and a question and a statement are never near-duplicates: shown in the
+  answer's place, the question hid it ("What's a good whisky for a beginner?" for "A good whisky for a
+  beginner is a gentle Speyside."). Only the agent's (``AGENT_ROLES``): a person's reply close to the turn it
+  answers is their own testimony, often with a detail of its own (on LoCoMo, where both speakers are
+  people, merging those cost 0.10 recall@10). Two statements that differ in their rare words ("allergic
+  to peanuts" / "allergic to shellfish") are similar in meaning but not in form, and stay apart.
 
 The best-ranked memory of a group keeps its place, except that a distilled memory represents its
 group (it is the fact; the episodes are its evidence), and otherwise the speaker's words represent the
@@ -27,6 +30,7 @@ from typing import TypeVar
 import numpy as np
 
 from hindsight_core.recall.floor import Baseline
+from hindsight_core.recall.profile import is_question
 from hindsight_core.recall.types import RecallHit
 from hindsight_core.text.normalize import normalize
 from hindsight_core.types import AGENT_ROLES, Layer
@@ -42,6 +46,19 @@ class Sameness:
     #: rare words than they hold apart (``shares_more_than_apart``), alone for the agent's adjacent reply
     #: to a turn (an echo); ``None``: off
     duplicate_z: float | None
+
+
+def brings_no_figure(reply: frozenset[str], said: frozenset[str]) -> bool:
+    """Whether the agent's ``reply`` (its keyword terms) holds no figure that the turn it follows
+    (``said``) does not: a term with a digit is a value (a price, a time, a date, a code). "Leasing the
+    EV6 it is: 429 a month for 36 months." after "Let's lease the EV6 rather than buy it." agrees and
+    states the deal; folded into the turn as its echo (e5 puts the pair above the bar), the 429 was gone
+    from the prompt. "25,000 dollars, noted." restates."""
+    return _figures(reply) <= _figures(said)
+
+
+def _figures(terms: frozenset[str]) -> frozenset[str]:
+    return frozenset(t for t in terms if any(c.isdigit() for c in t))
 
 
 def shares_more_than_apart(a: frozenset[str], b: frozenset[str], idf: Callable[[str], float]) -> bool:
@@ -110,7 +127,8 @@ class _Pairs:
     """Which pairs of hits are one statement, decided for every pair at once (numpy passes over the
     hits, not a Python call per pair): one cites the other, their texts are equal, or their z from the
     one matrix product of the hits reaches the bar and, unless one is the agent's adjacent echo of the
-    other, their terms weigh more in common than apart (one product of the hits' term weights)."""
+    other (``brings_no_figure``), their terms weigh more in common than apart (one product of the hits'
+    term weights)."""
 
     def __init__(
         self, hits: Sequence[RecallHit], vector: Callable[[str], np.ndarray | None],
@@ -171,12 +189,21 @@ class _Pairs:
             assert va is not None and vb is not None and sa is not None and sb is not None
             close[a, b] = close[b, a] = min(float(sa.z(float(va @ vb))), float(sb.z(float(vb @ va)))) >= self.bar
         open_ = np.triu(close & ~out, 1)
+        asks = np.asarray([is_question(h.memory.content) for h in self.hits], dtype=bool)
         agent = np.asarray([is_agent(h.memory.role) for h in self.hits], dtype=bool)
         echo = open_ & (agent[:, None] != agent[None, :])
         if echo.any():  # the agent's echo of a turn
             echo &= adjacent(self.ids)
+            for a, b in zip(*np.nonzero(echo), strict=True):
+                reply, said = (a, b) if agent[a] else (b, a)
+                replied, stated = terms(self.ids[reply]), terms(self.ids[said])
+                # the agent's reply to a question answers it: it repeats nothing (as RecallPipeline._echoed)
+                echo[a, b] = not asks[said] and (replied is None or stated is None
+                                                 or brings_no_figure(replied, stated))
             out |= echo | echo.T
             open_ &= ~echo
+        # a question and a statement are never near-duplicates, however close: the reply is the answer
+        open_ &= asks[:, None] == asks[None, :]
         if not open_.any():
             return out
         involved = np.flatnonzero(open_.any(axis=1) | open_.any(axis=0)).tolist()

@@ -28,7 +28,7 @@ from hindsight_core.recall import channels as ch
 from hindsight_core.recall import sentence_kinds
 from hindsight_core.recall.analysis import analyze
 from hindsight_core.recall.budget import pack
-from hindsight_core.recall.collapse import Sameness, collapse, is_agent
+from hindsight_core.recall.collapse import Sameness, brings_no_figure, collapse, is_agent
 from hindsight_core.recall.corpus import Corpus, CorpusCache, VectorsFor
 from hindsight_core.recall.floor import (
     Baseline,
@@ -900,7 +900,8 @@ class RecallPipeline:
         puts the agent's paraphrase where the person's statement belongs; with both kept, collapse folds
         the echo into the statement (collapse.py). An echo is as collapse tells one: the agent's reply to
         the turn before it, by a person, whose cosine stands ``collapse_duplicate_z`` above the background
-        from both sides; a question is not a statement, and the reply to it is its answer. Only a
+        from both sides and that brings no figure of its own (``collapse.brings_no_figure``); a question is
+        not a statement, and the reply to it is its answer. Only a
         statement among the candidates is brought in, and not one a recall-time update ``hidden``."""
         bar = self.recall_config.collapse_duplicate_z
         if bar is None:
@@ -919,7 +920,7 @@ class RecallPipeline:
             u, v = corpus.vectors[i], corpus.vectors[j]
             z = min(float(spread(u, fresh[said].content).z(float(u @ v))),
                     float(spread(v, fresh[mid].content).z(float(v @ u))))
-            if z >= bar:
+            if z >= bar and brings_no_figure(corpus.keyword.terms[j], corpus.keyword.terms[i]):
                 scores[said] = max(scores.get(said, scores[mid]), scores[mid])
                 brought.add(said)
         if not brought:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from hindsight_core import Hindsight
-from hindsight_core.recall.collapse import shares_more_than_apart
+from hindsight_core.recall.collapse import brings_no_figure, shares_more_than_apart
 from tests.conftest import FixedClock
 from tests.recall.conftest import FILLER as FOUR_FILLERS
 from tests.recall.conftest import record_session
@@ -79,6 +79,43 @@ def test_an_echo_closer_to_the_question_brings_the_statement(engine: Hindsight) 
     assert [(h.memory.content, [m.content for m in h.sources]) for h in budget] == [
         ("这回去厦门，总共准备了八千块。", ["八千块，够玩得挺好。"])]
     assert res.hits[0] is budget[0]
+
+
+def test_an_agents_reply_with_a_figure_of_its_own_is_not_an_echo(engine: Hindsight) -> None:
+    """The agent's reply that states the deal it agreed to is close to the turn it answers, but it is not
+    a restatement: folded into the person's turn, the figure the question asks for was not injected."""
+    _record(engine, "u:lease", [("user", "Let's lease the EV6 rather than buy it."),
+                                ("assistant", "Leasing the EV6 it is: 429 a month for 36 months."), *FILLER])
+    res = engine.recall("What monthly payment did we agree on for the car?", "u:lease", k=5,
+                        now=T0 + timedelta(days=2))
+    assert "429 a month" in res.to_prompt()
+    booked = "Booked the hotel in Lisbon for your anniversary, room 512, 180 euros a night."
+    _record(engine, "u:hotel", [("user", "Book the hotel in Lisbon for our anniversary."), ("assistant", booked),
+                                *FILLER])
+    res = engine.recall("Which room number is our Lisbon hotel?", "u:hotel", k=5, now=T0 + timedelta(days=2))
+    assert "room 512" in res.to_prompt()
+
+
+def test_the_answer_to_a_question_is_shown_not_folded_into_the_question(engine: Hindsight) -> None:
+    """An answer that restates its question stands close to it (e5 put these pairs above the bar): as the
+    agent's echo, or as a near-duplicate sharing the question's words, it was folded into the question,
+    and the prompt showed the question without its answer."""
+    asked = [("What's a good whisky for a beginner?", "A good whisky for a beginner is a gentle Speyside.",
+              "Which whisky did you suggest for a beginner?", "Speyside"),
+             ("How often should I water my cactus?", "Water your cactus about every two weeks.",
+              "How often did you say to water the cactus?", "every two weeks"),
+             ("我的猫每天应该吃多少猫粮？", "你的猫每天应该吃大约六十克猫粮。", "猫每天吃多少猫粮？", "六十克")]
+    for n, (question, answer, again, part) in enumerate(asked):
+        _record(engine, f"u:asked{n}", [("user", question), ("assistant", answer), *FILLER])
+        res = engine.recall(again, f"u:asked{n}", k=5, now=T0 + timedelta(days=2))
+        assert part in res.to_prompt(), again
+
+
+def test_an_echo_brings_no_figure_the_turn_lacks() -> None:
+    said = frozenset({"wed", "budget", "25", "000", "dollar"})
+    assert brings_no_figure(frozenset({"25", "000", "dollar", "note"}), said)
+    assert brings_no_figure(frozenset({"understood", "latex"}), frozenset({"allergic", "latex"}))
+    assert not brings_no_figure(frozenset({"leas", "ev6", "36", "month", "429"}), frozenset({"leas", "ev6", "buy"}))
 
 
 def test_a_persons_reply_is_not_an_echo(engine: Hindsight) -> None:
