@@ -302,6 +302,11 @@ class RecallPipeline:
         degraded: list[str] = []
         readings: list[_QueryReading] = []
         query_vector = self.embedder.embed_query(query)
+        if self._small_talk(query, query_vector):
+            result = self.empty(query, root_ns, analysis)
+            if explain:
+                result.trace = RecallTrace(corpus_size=sum(c.size for _, c in corpora), small_talk=True)
+            return result
         parts = [
             self._candidates(query, ns, corpus, analysis, query_vector, readings, degraded, session_id=session_id,
                              layers=layers_of[ns], now=now, k=k, past=past, lent=ns in lent)
@@ -1050,6 +1055,20 @@ class RecallPipeline:
         if is_cjk(query):
             z = np.where(same, z, np.minimum(z, memory_side))
         return {mid: float(v) for mid, v in zip([*inside, *outside], z, strict=True)}
+
+    def _small_talk(self, query: str, query_vector: np.ndarray) -> bool:
+        """Whether the query itself says nothing to recall for: "Thanks again", "ok cool", "好的谢谢" (the
+        content-free classifier that keeps such turns out of the candidates, ``sentence_kinds``, and no
+        longer than its examples, as for a memory). A chat loop recalls for every user message; the
+        floor, measuring relevance only, gave "Thanks again" the agent's "Window seats, noted." in a
+        namespace of six memories, where chance's best is low. A short message with content ("Hill",
+        "绵阳", "Porto") scores below zero. A question asks for something, and on query vectors the
+        classifier is not sure of short ones ("Do I work in healthcare?" scored above zero with e5, four
+        of LoCoMo's questions about Joanna with all-MiniLM-L6-v2), so a question is left to the floor."""
+        kinds = sentence_kinds.for_embedder(self.embedder)
+        if is_question(query) or len(set(tokenize(query))) > kinds.content_free_max_terms:
+            return False
+        return bool(kinds.content_free(query_vector[None, :])[0] > 0.0)
 
     def _requested(self, query_vector: np.ndarray) -> set[str]:
         """The standing-fact kinds a query asks to be offered: for a request, the person's own and the

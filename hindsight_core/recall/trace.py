@@ -46,6 +46,9 @@ class FinalScore(BaseModel):
 
 class RecallTrace(BaseModel):
     corpus_size: int = 0
+    #: The query itself is small talk ("Thanks again", "ok cool", "好的谢谢": the content-free classifier,
+    #: ``RecallPipeline._small_talk``): nothing was searched.
+    small_talk: bool = False
     #: Per channel, its ranked candidates (``vector``, ``keyword``, ``temporal``, ``entity``, ``profile``,
     #: ``activation``).
     channels: dict[str, list[TraceCandidate]] = Field(default_factory=dict)

@@ -100,3 +100,21 @@ def test_a_bare_answer_of_any_length_is_recalled_with_its_question(engine: Hinds
     prompt = engine.recall("Which gym did I join?", "user:t", session_id="s2").to_prompt()
     assert bare in prompt, prompt
     assert "compound interest" not in prompt, prompt
+
+
+def test_a_small_talk_message_recalls_nothing(engine: Hindsight, clock: FixedClock) -> None:
+    """A chat loop recalls for every message the user sends: "Thanks again" drew two of six memories (the
+    agent's "Window seats, noted." among them) through a floor that measures relevance only. Small talk
+    as a query, in either language, is given nothing; a short message with content, and any question, is
+    recalled as before."""
+    _chat(engine, clock, [("user", "My daughter Mia just turned 7."), ("assistant", "Happy birthday to Mia!"),
+                          ("user", "I prefer window seats when I fly."), ("assistant", "Window seats, noted."),
+                          ("user", "我对青霉素过敏。"), ("assistant", "好的，记住了。")])
+    for said in ["Thanks again", "ok cool", "lol ok", "好的谢谢", "明白了", "Good morning!"]:
+        res = engine.recall(said, "user:t", k=5, explain=True)
+        assert res.hits == [] and res.to_prompt() == "", said
+        assert res.trace is not None and res.trace.small_talk, said
+    assert "window seats" in engine.recall("Window seat", "user:t", k=5).to_prompt()
+    assert "Mia" in engine.recall("How old is my kid?", "user:t", k=5).to_prompt()
+    assert "青霉素" in engine.recall("我能吃阿莫西林吗？", "user:t", k=5).to_prompt()
+    assert not engine.recall("Do I work in healthcare?", "user:t", k=5, explain=True).trace.small_talk  # type: ignore[union-attr]
