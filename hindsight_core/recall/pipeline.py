@@ -1065,10 +1065,11 @@ class RecallPipeline:
         "绵阳", "Porto") scores below zero. A question asks for something, and on query vectors the
         classifier is not sure of short ones ("Do I work in healthcare?" scored above zero with e5, four
         of LoCoMo's questions about Joanna with all-MiniLM-L6-v2), so a question is left to the floor."""
-        kinds = sentence_kinds.for_embedder(self.embedder)
-        if is_question(query) or len(set(tokenize(query))) > kinds.content_free_max_terms:
+        if is_question(query):
             return False
-        return bool(kinds.content_free(query_vector[None, :])[0] > 0.0)
+        kinds = sentence_kinds.for_embedder(self.embedder)
+        return bool(kinds.content_free(query_vector[None, :])[0] > 0.0
+                    and len(set(tokenize(query))) <= kinds.content_free_max_terms)
 
     def _requested(self, query_vector: np.ndarray) -> set[str]:
         """The standing-fact kinds a query asks to be offered: for a request, the person's own and the
