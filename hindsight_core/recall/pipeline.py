@@ -305,7 +305,7 @@ class RecallPipeline:
         if self._small_talk(query, query_vector):
             result = self.empty(query, root_ns, analysis)
             if explain:
-                result.trace = RecallTrace(corpus_size=sum(c.size for _, c in corpora), small_talk=True)
+                result.trace = RecallTrace(small_talk=True)
             return result
         parts = [
             self._candidates(query, ns, corpus, analysis, query_vector, readings, degraded, session_id=session_id,
@@ -906,8 +906,8 @@ class RecallPipeline:
         the echo into the statement (collapse.py). An echo is as collapse tells one: the agent's reply to
         the turn before it, by a person, whose cosine stands ``collapse_duplicate_z`` above the background
         from both sides and that brings no figure of its own (``collapse.brings_no_figure``); a question is
-        not a statement, and the reply to it is its answer. Only a
-        statement among the candidates is brought in, and not one a recall-time update ``hidden``."""
+        not a statement, and the reply to it is its answer. Only a statement among the candidates is
+        brought in, and not one a recall-time update ``hidden``."""
         bar = self.recall_config.collapse_duplicate_z
         if bar is None:
             return list(ordered), kept

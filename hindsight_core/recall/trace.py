@@ -47,7 +47,7 @@ class FinalScore(BaseModel):
 class RecallTrace(BaseModel):
     corpus_size: int = 0
     #: The query itself is small talk ("Thanks again", "ok cool", "好的谢谢": the content-free classifier,
-    #: ``RecallPipeline._small_talk``): nothing was searched.
+    #: ``RecallPipeline._small_talk``): nothing was searched, so the rest of the trace is empty.
     small_talk: bool = False
     #: Per channel, its ranked candidates (``vector``, ``keyword``, ``temporal``, ``entity``, ``profile``,
     #: ``activation``).

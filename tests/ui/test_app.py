@@ -129,6 +129,14 @@ def test_recall_playground_shows_every_stage_and_changes_nothing(client: TestCli
     assert hs.store.query("SELECT COUNT(*) FROM recall_log")[0][0] == logged
 
 
+def test_recall_playground_says_a_small_talk_message_searches_nothing(client: TestClient) -> None:
+    html = client.get("/recall?" + urlencode({"ns": NS, "q": "Thanks again"})).text
+    assert 'id="small-talk"' in html and "nothing was searched" in html
+    assert 'id="prompt"' not in html and "Nothing clears the relevance floor" not in html
+    asked = client.get("/recall?" + urlencode({"ns": NS, "q": "Do I have any food allergies?"})).text
+    assert 'id="small-talk"' not in asked
+
+
 #: The engine's internal names that a page must not show as labels (issue 39).
 JARGON = ("ln A", "anchor bar", "keep bar", "zsum", "rrf", "evidence z=", "coverage=", ">z<", "anchored")
 
