@@ -189,6 +189,8 @@ class _Pairs:
             assert va is not None and vb is not None and sa is not None and sb is not None
             close[a, b] = close[b, a] = min(float(sa.z(float(va @ vb))), float(sb.z(float(vb @ va)))) >= self.bar
         open_ = np.triu(close & ~out, 1)
+        if not open_.any():  # most recalls: no pair close enough, nothing more to read
+            return out
         asks = np.asarray([is_question(h.memory.content) for h in self.hits], dtype=bool)
         agent = np.asarray([is_agent(h.memory.role) for h in self.hits], dtype=bool)
         echo = open_ & (agent[:, None] != agent[None, :])
