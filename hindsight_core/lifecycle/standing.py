@@ -48,8 +48,10 @@ def held(ctx: EngineContext, memories: Sequence[Memory]) -> set[str]:
     with_vector = [m for m in rest if m.id in vectors]
     if not with_vector:
         return out
-    scores = sentence_kinds.for_embedder(ctx.embedder).standing(np.stack([vectors[m.id] for m in with_vector]))
-    return out | {m.id for m, score in zip(with_vector, scores, strict=True) if is_standing(m, float(score))}
+    kinds = sentence_kinds.for_embedder(ctx.embedder)
+    scores = kinds.standing(np.stack([vectors[m.id] for m in with_vector]))
+    return out | {m.id for m, score in zip(with_vector, scores, strict=True)
+                  if is_standing(m, float(score), kinds.standing_margin)}
 
 
 def _holds_a_value(memory: Memory) -> bool:

@@ -1106,7 +1106,8 @@ class RecallPipeline:
         if not memories:
             return []
         kinds = sentence_kinds.for_embedder(self.embedder)
-        return memory_kinds(memories, kinds.standing(vectors), kinds.content_free(vectors))
+        return memory_kinds(memories, kinds.standing(vectors), kinds.content_free(vectors),
+                            standing_margin=kinds.standing_margin)
 
     def _live(
         self, ordered: list[tuple[str, float]], fresh: dict[str, Memory], namespace: str

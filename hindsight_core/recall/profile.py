@@ -3,7 +3,8 @@
 An allergy matters to "recommend a dessert", a night shift to "when should I go to the gym", although
 each pair shares no words and sits far apart in embedding space. No list of domains can name every such
 pair, so a memory is a standing fact by what kind of sentence it is (``sentence_kinds.py``): a person's
-own statement (first person, not the agent's turn) of a lasting state, condition, habit or preference,
+own statement (first person, or Chinese with the subject dropped; not the agent's turn) of a lasting
+state, condition, habit or preference,
 or a distilled fact or preference that reads as one. A query that is a request gets the namespace's
 standing facts closest to it offered as evidence (``RecallConfig.standing_offers``); a question about
 the asker ("我是做哪一行的？", ``SentenceKinds.about_asker``) gets the one closest of those and of every
@@ -42,19 +43,24 @@ CONTENT_FREE = "content_free"
 
 #: The first person in English and Chinese: grammar, a closed class, not a topic list.
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i’m|i've|i'd|i'll|me|my|mine|myself)\b|我", re.IGNORECASE)
+#: Chinese drops the subject: "最近膝盖受伤了，医生说三个月不能跑步。" is the speaker's own knee. A Chinese
+#: statement that names no person (no pronoun of the first, second or third person) is said of the speaker.
+_CHINESE = re.compile(r"[\u4e00-\u9fff]")
+_CHINESE_PERSON = re.compile(r"[我你您他她它咱]")
 
 
-def memory_kinds(memories: Sequence[Memory], scores: np.ndarray, content_free: np.ndarray) -> list[tuple[str, ...]]:
+def memory_kinds(memories: Sequence[Memory], scores: np.ndarray, content_free: np.ndarray, *,
+                 standing_margin: float) -> list[tuple[str, ...]]:
     """For each memory, its kind: ``(STATE,)`` for a standing fact (``(DEFAULT,)`` for a starting memory
     that is one), ``(FACT,)`` for another distilled fact, ``(CONTENT_FREE,)`` for a turn that says nothing
     to recall, or none. ``scores`` are the
     standing-state classifier's and ``content_free`` the content-free classifier's (``SentenceKinds``) for
-    the memories' vectors."""
+    the memories' vectors; ``standing_margin`` the standing classifier's held-out margin (``is_standing``)."""
     out: list[tuple[str, ...]] = []
     for m, s, free in zip(memories, scores, content_free, strict=True):
         if m.layer == Layer.EPISODIC and float(free) > 0.0:
             out.append((CONTENT_FREE,))
-        elif is_standing(m, float(s)):
+        elif is_standing(m, float(s), standing_margin):
             out.append((DEFAULT if m.starting else STATE,))
         elif m.layer == Layer.SEMANTIC and not m.starting and not is_question(m.content):
             out.append((FACT,))
@@ -70,8 +76,9 @@ def is_question(text: str) -> bool:
     return text.rstrip().endswith(("?", "？"))
 
 
-def is_standing(memory: Memory, score: float) -> bool:
-    """Whether ``memory`` is a standing fact, given the standing classifier's ``score`` for its vector."""
+def is_standing(memory: Memory, score: float, margin: float) -> bool:
+    """Whether ``memory`` is a standing fact, given the standing classifier's ``score`` for its vector and
+    its held-out ``margin`` (``SentenceKinds.standing_margin``), which a statement naming no one must pass."""
     if score <= 0.0 or is_question(memory.content):
         return False
     if memory.layer == Layer.SEMANTIC:
@@ -80,4 +87,17 @@ def is_standing(memory: Memory, score: float) -> bool:
         return False
     if memory.role is not None and memory.role.lower() in AGENT_ROLES:
         return False
-    return _FIRST_PERSON.search(memory.content) is not None
+    return said_of_self(memory.content, sure=score > margin)
+
+
+def said_of_self(text: str, *, sure: bool) -> bool:
+    """Whether a person's statement is about themself: in the first person, or in Chinese with its subject
+    dropped (``_CHINESE_PERSON``) when the classifier is ``sure`` it states a standing state. A turn about
+    someone else ("他喜欢钓鱼", "The printer is broken again") is not the person's standing fact, whatever
+    the classifier reads in it. A dropped subject is often the topic of the turn before, not the speaker
+    ("就是冬天风大。" of a new city, "所以去重庆出差简直是灾难。" of spicy food), and such remarks score near 0;
+    past the held-out margin the classifier reads a lasting state of the speaker ("家用为主，偶尔跑长途。",
+    "夏天好多水果都不敢乱吃。", the knee injury)."""
+    if _FIRST_PERSON.search(text):
+        return True
+    return sure and _CHINESE.search(text) is not None and _CHINESE_PERSON.search(text) is None

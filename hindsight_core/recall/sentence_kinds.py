@@ -31,6 +31,8 @@ by the fit on all the others (leave-one-out), and the highest such score is the 
 exceed (never below the classifier's own boundary, 0). An embedder that tells the kinds apart has no
 counter-example above 0 (multilingual-e5-small's request margin is 0); an English-only one that scores
 "谢谢，很有帮助！" as a request gets the margin that rejects it, and with it every query it is as unsure of.
+The standing classifier has its margin too: a Chinese statement that names no one is the speaker's own
+standing fact only past it (``profile.said_of_self``), since its dropped subject may be the topic before.
 Questions about the asker include those that name no "my" ("When does the renovation finish?", "考试还有
 几天？"): the asker's own plans, named as the person would name them. Their general twins ("How long does
 a kitchen renovation usually take?") sit close to them, and left out, one scores 0.16 with e5: such a
@@ -774,6 +776,9 @@ class SentenceKinds:
     #: The highest score a held-out counter-example of the kind got (at least 0): see the module's docstring.
     request_margin: float
     about_asker_margin: float
+    #: The same for the standing classifier: a statement that names no one ("最近膝盖受伤了…") is the
+    #: speaker's own standing fact only past it (``profile.said_of_self``).
+    standing_margin: float
     #: The most keyword terms an example of small talk has (``CONTENT_FREE``, ``content_free_max_terms``):
     #: the content-free classifier's verdict is trusted on turns no longer than what it learned from.
     content_free_max_terms: int
@@ -854,6 +859,7 @@ def fit(embedder: Embedder, alpha: float) -> SentenceKinds:
                          asker_w, asker_b, answer_w, answer_b,
                          held_out_margin(queries[: len(REQUESTS)], queries[len(REQUESTS):], alpha),
                          held_out_margin(asker[: len(ABOUT_ASKER)], asker[len(ABOUT_ASKER):], alpha),
+                         held_out_margin(documents[:standing], documents[standing:statements], alpha),
                          content_free_max_terms())
 
 
@@ -925,6 +931,7 @@ def shipped(embedder: Embedder) -> SentenceKinds | None:
                          weights("about_asker"), float(saved["about_asker_bias"]),
                          weights("answer"), float(saved["answer_bias"]),
                          float(saved["request_margin"]), float(saved["about_asker_margin"]),
+                         float(saved["standing_margin"]),
                          int(saved["content_free_max_terms"]))
 
 
@@ -945,6 +952,7 @@ def save(embedder: Embedder, path: Path = SHIPPED) -> SentenceKinds:
         saved[f"{kind}_weights"] = [round(float(v), 7) for v in getattr(kinds, f"{kind}_weights")]
         saved[f"{kind}_bias"] = getattr(kinds, f"{kind}_bias")
     saved["request_margin"], saved["about_asker_margin"] = kinds.request_margin, kinds.about_asker_margin
+    saved["standing_margin"] = kinds.standing_margin
     saved["content_free_max_terms"] = kinds.content_free_max_terms  # read without segmenting Chinese (jieba)
     path.write_text(json.dumps(saved) + "\n", encoding="utf-8")
     return kinds

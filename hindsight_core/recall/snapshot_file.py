@@ -40,10 +40,11 @@ import numpy as np
 log = logging.getLogger(__name__)
 
 MAGIC = b"HSRSNAP\x00"
-VERSION = 8  # 2: the vector moments and the recency order; 3: the speaker changes (``reply``), roles in digests;
+VERSION = 9  # 2: the vector moments and the recency order; 3: the speaker changes (``reply``), roles in digests;
 #: 4: standing facts by meaning (one kind, ``profile.STATE``); 5: content-free turns (``profile.CONTENT_FREE``);
 #: 6: a question is no standing fact (``profile.is_question``); 7: a starting memory's own kind (``profile.DEFAULT``);
-#: 8: a distilled fact that is no standing state (``profile.FACT``)
+#: 8: a distilled fact that is no standing state (``profile.FACT``); 9: a Chinese statement with its subject
+#: dropped is the speaker's own (``profile.said_of_self``)
 _ALIGN = 64
 
 T = TypeVar("T")

@@ -65,6 +65,7 @@ def test_the_shipped_weights_are_todays_fit(embedder: E5Embedder, tmp_path: Path
     assert np.abs(shipped_asker - np.array([fresh.about_asker(q) for q in queries])).max() < 0.05
     assert kinds.request_margin == pytest.approx(fresh.request_margin, abs=0.05)
     assert kinds.about_asker_margin == pytest.approx(fresh.about_asker_margin, abs=0.05)
+    assert kinds.standing_margin == pytest.approx(fresh.standing_margin, abs=0.05)
     documents = embedder.embed_documents([*sentence_kinds.STANDING, *sentence_kinds.NOT_STANDING,
                                           *sentence_kinds.CHANGES, *sentence_kinds.NOT_CHANGES,
                                           *sentence_kinds.CONTENT_FREE, *sentence_kinds.SHORT_CONTENT,
@@ -100,13 +101,19 @@ def test_a_standing_fact_is_a_persons_own_state() -> None:
         memory("I'm allergic to kiwi, really."),
         memory("When do I use whom instead of who?"),
         memory("我是不是对猕猴桃过敏？"),
+        memory("最近对猕猴桃过敏了。"),  # Chinese drops the subject: the speaker's own, when the classifier is sure
+        memory("她对猕猴桃过敏。"),
+        memory("就是猕猴桃太酸了。"),  # the subject dropped, and the classifier unsure (the topic, not the speaker)
+        memory("I'm not sure I like kiwi."),  # the first person needs no more than a positive score
     ]
-    scores = np.array([1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, -0.1, 1.0, 1.0])
-    assert memory_kinds(memories, scores, -np.ones(10)) == [
-        (STATE,), (), (STATE,), (), (STATE,), (), (STATE,), (), (), ()]  # a question states nothing
+    scores = np.array([1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, -0.1, 1.0, 1.0, 1.0, 1.0, 0.2, 0.2])
+    assert memory_kinds(memories, scores, -np.ones(14), standing_margin=0.3) == [
+        (STATE,), (), (STATE,), (), (STATE,), (), (STATE,), (), (), (), (STATE,), (), (), (STATE,)
+    ]  # a question states nothing
     # a content-free turn is that and nothing else; a distilled fact never is one
-    free = np.array([1.0, -1.0, -1.0, -1.0, 1.0, -1.0, -1.0, -1.0, -1.0, -1.0])
-    assert memory_kinds(memories, scores, free)[:5] == [(CONTENT_FREE,), (), (STATE,), (), (STATE,)]
+    free = np.array([1.0, -1.0, -1.0, -1.0, 1.0, *-np.ones(9)])
+    assert memory_kinds(memories, scores, free, standing_margin=0.3)[:5] == [
+        (CONTENT_FREE,), (), (STATE,), (), (STATE,)]
 
 
 @pytest.fixture
@@ -221,3 +228,19 @@ def test_a_remedy_for_a_symptom_is_a_request_the_allergy_bears_on(engine: Hindsi
                                                 ("user", "最近在学游泳。"), ("assistant", "游泳对身体很好。")])
     for question in asked:
         assert "阿莫西林过敏" in engine.recall(question, "user:lin", track=False).to_prompt(), question
+
+
+def test_a_chinese_statement_without_its_subject_is_the_speakers_own(engine: Hindsight, clock: FixedClock) -> None:
+    """"最近膝盖受伤了，医生说三个月不能跑步。" names no one, as Chinese often does: it is the speaker's knee.
+    Read as nobody's state (no "我"), it was never offered, and a request for a morning exercise plan got
+    only the running habit it rules out."""
+    for role, text in [("user", "我每天早上七点跑步。"), ("assistant", "好习惯！")]:
+        engine.record(text, "user:zhao", session_id="s1", role=role)
+        clock.advance(minutes=1)
+    clock.advance(days=7)
+    for role, text in [("user", "最近膝盖受伤了，医生说三个月不能跑步。"), ("assistant", "保重，好好休息。")]:
+        engine.record(text, "user:zhao", session_id="s2", role=role)
+        clock.advance(minutes=1)
+    clock.advance(days=1)
+    for request in ("帮我安排一下明天早上的运动计划", "推荐个周末的户外活动"):
+        assert "膝盖受伤" in engine.recall(request, "user:zhao", track=False).to_prompt(), request
