@@ -23,6 +23,7 @@ agent's echo of them; the others become the hit's ``sources``."""
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -30,6 +31,7 @@ from typing import TypeVar
 import numpy as np
 
 from hindsight_core.recall.floor import Baseline
+from hindsight_core.recall.keyword import stem
 from hindsight_core.recall.profile import is_question
 from hindsight_core.recall.types import RecallHit
 from hindsight_core.text.normalize import normalize
@@ -50,15 +52,37 @@ class Sameness:
 
 def brings_no_figure(reply: frozenset[str], said: frozenset[str]) -> bool:
     """Whether the agent's ``reply`` (its keyword terms) holds no figure that the turn it follows
-    (``said``) does not: a term with a digit is a value (a price, a time, a date, a code). "Leasing the
-    EV6 it is: 429 a month for 36 months." after "Let's lease the EV6 rather than buy it." agrees and
-    states the deal; folded into the turn as its echo (e5 puts the pair above the bar), the 429 was gone
-    from the prompt. "25,000 dollars, noted." restates."""
+    (``said``) does not: a number is a value (a price, a time, a date, a code). "Leasing the EV6 it is:
+    429 a month for 36 months." after "Let's lease the EV6 rather than buy it." agrees and states the
+    deal; folded into the turn as its echo (e5 puts the pair above the bar), the 429 was gone from the
+    prompt. "25,000 dollars, noted." restates. A number may be written out: "Booked the riverside
+    restaurant for Saturday at half past seven, four people." and "订好了，周六晚上七点半，四位。" were folded
+    into the request they confirm, and "What time is dinner on Saturday?" got the request alone."""
     return _figures(reply) <= _figures(said)
 
 
+#: Numbers written out, closed classes of the grammar as digits are: English cardinals from two ("one" is
+#: as often a pronoun: "the blue one") and Chinese numerals, two in a row ("八千", "十八万", "七十") or one
+#: before a measure word ("七点", "四位", "两天"; not "四川"; "一个" and "一下" are a and a bit).
+_ENGLISH_NUMBERS = (
+    "two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen "
+    "eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million billion "
+    "dozen"
+)
+_CHINESE_FIGURE = re.compile(
+    r"[〇零一二两三四五六七八九十百千万亿]{2,}|[二两三四五六七八九十][个位名岁点块元天晚夜人次号楼层斤周年月]")
+
+
+@functools.cache
+def _english_numbers() -> frozenset[str]:
+    """The cardinals as the keyword index stems them ("twenty" is "twenti")."""
+    return frozenset(stem(word) for word in _ENGLISH_NUMBERS.split())
+
+
 def _figures(terms: frozenset[str]) -> frozenset[str]:
-    return frozenset(t for t in terms if any(c.isdigit() for c in t))
+    numbers = _english_numbers()
+    return frozenset(t for t in terms
+                     if any(c.isdigit() for c in t) or t in numbers or _CHINESE_FIGURE.search(t))
 
 
 def shares_more_than_apart(a: frozenset[str], b: frozenset[str], idf: Callable[[str], float]) -> bool:

@@ -96,6 +96,20 @@ def test_an_agents_reply_with_a_figure_of_its_own_is_not_an_echo(engine: Hindsig
     assert "room 512" in res.to_prompt()
 
 
+def test_a_confirmation_with_numbers_written_out_is_not_an_echo(engine: Hindsight) -> None:
+    """"Booked … at half past seven, four people" confirms the request and adds its time and size, in words
+    rather than digits: folded into the request as its echo, the time the question asks for was gone."""
+    confirmed = [("Book the riverside restaurant for Saturday night.",
+                  "Booked the riverside restaurant for Saturday at half past seven, four people, window table.",
+                  "What time is dinner on Saturday?", "half past seven"),
+                 ("帮我订周六晚上的江景餐厅。", "订好了，江景餐厅，周六晚上七点半，四位，靠窗。",
+                  "周六晚上几点吃饭？", "七点半")]
+    for n, (request, booked, asked, part) in enumerate(confirmed):
+        _record(engine, f"u:booked{n}", [("user", request), ("assistant", booked), *FILLER])
+        res = engine.recall(asked, f"u:booked{n}", k=5, now=T0 + timedelta(days=2))
+        assert part in res.to_prompt(), asked
+
+
 def test_the_answer_to_a_question_is_shown_not_folded_into_the_question(engine: Hindsight) -> None:
     """An answer that restates its question stands close to it (e5 put these pairs above the bar): as the
     agent's echo, or as a near-duplicate sharing the question's words, it was folded into the question,
@@ -116,6 +130,15 @@ def test_an_echo_brings_no_figure_the_turn_lacks() -> None:
     assert brings_no_figure(frozenset({"25", "000", "dollar", "note"}), said)
     assert brings_no_figure(frozenset({"understood", "latex"}), frozenset({"allergic", "latex"}))
     assert not brings_no_figure(frozenset({"leas", "ev6", "36", "month", "429"}), frozenset({"leas", "ev6", "buy"}))
+    # written out: English cardinals (stemmed, as the keyword index keeps them) and Chinese numerals
+    assert not brings_no_figure(frozenset({"book", "seven", "four", "peopl"}), frozenset({"book", "restaur"}))
+    assert not brings_no_figure(frozenset({"twenti", "minut"}), frozenset({"late"}))
+    assert not brings_no_figure(frozenset({"订好", "七点", "四位"}), frozenset({"订", "餐厅"}))
+    assert not brings_no_figure(frozenset({"年缴", "八千"}), frozenset({"保险"}))
+    assert brings_no_figure(frozenset({"明白", "八千"}), frozenset({"准备", "八千"}))  # the same figure
+    # a pronoun, a place and a bit are no figures
+    assert brings_no_figure(frozenset({"got", "blue", "one"}), frozenset({"want", "blue", "dress"}))
+    assert brings_no_figure(frozenset({"明白", "四川", "一点"}), frozenset({"不吃", "辣"}))
 
 
 def test_a_persons_reply_is_not_an_echo(engine: Hindsight) -> None:
