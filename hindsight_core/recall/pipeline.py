@@ -1064,11 +1064,13 @@ class RecallPipeline:
         namespace of six memories, where chance's best is low. A short message with content ("Hill",
         "绵阳", "Porto") scores below zero. A question asks for something, and on query vectors the
         classifier is not sure of short ones ("Do I work in healthcare?" scored above zero with e5, four
-        of LoCoMo's questions about Joanna with all-MiniLM-L6-v2), so a question is left to the floor."""
-        if is_question(query):
-            return False
+        of LoCoMo's questions about Joanna with all-MiniLM-L6-v2), so a question is small talk only past
+        the classifier's held-out margin (``SentenceKinds.content_free_margin``): "How are you?" and
+        "你好吗？" are (each was offered "我对花生过敏。" as a question about the asker), none of the
+        development sets' questions is."""
         kinds = sentence_kinds.for_embedder(self.embedder)
-        return bool(kinds.content_free(query_vector[None, :])[0] > 0.0
+        bar = kinds.content_free_margin if is_question(query) else 0.0
+        return bool(kinds.content_free(query_vector[None, :])[0] > bar
                     and len(set(tokenize(query))) <= kinds.content_free_max_terms)
 
     def _requested(self, query_vector: np.ndarray) -> set[str]:

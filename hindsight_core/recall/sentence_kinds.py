@@ -32,7 +32,9 @@ exceed (never below the classifier's own boundary, 0). An embedder that tells th
 counter-example above 0 (multilingual-e5-small's request margin is 0); an English-only one that scores
 "谢谢，很有帮助！" as a request gets the margin that rejects it, and with it every query it is as unsure of.
 The standing classifier has its margin too: a Chinese statement that names no one is the speaker's own
-standing fact only past it (``profile.said_of_self``), since its dropped subject may be the topic before.
+standing fact only past it (``profile.said_of_self``), since its dropped subject may be the topic before;
+and the content-free one: a question is small talk only past it ("How are you?"), as the classifier
+learned small talk from statements.
 Questions about the asker include those that name no "my" ("When does the renovation finish?", "考试还有
 几天？"): the asker's own plans, named as the person would name them. Their general twins ("How long does
 a kitchen renovation usually take?") sit close to them, and left out, one scores 0.16 with e5: such a
@@ -779,6 +781,9 @@ class SentenceKinds:
     #: The same for the standing classifier: a statement that names no one ("最近膝盖受伤了…") is the
     #: speaker's own standing fact only past it (``profile.said_of_self``).
     standing_margin: float
+    #: And for the content-free classifier: a question is small talk only past it ("How are you?", not
+    #: "Do I work in healthcare?"; ``RecallPipeline._small_talk``).
+    content_free_margin: float
     #: The most keyword terms an example of small talk has (``CONTENT_FREE``, ``content_free_max_terms``):
     #: the content-free classifier's verdict is trusted on turns no longer than what it learned from.
     content_free_max_terms: int
@@ -860,7 +865,7 @@ def fit(embedder: Embedder, alpha: float) -> SentenceKinds:
                          held_out_margin(queries[: len(REQUESTS)], queries[len(REQUESTS):], alpha),
                          held_out_margin(asker[: len(ABOUT_ASKER)], asker[len(ABOUT_ASKER):], alpha),
                          held_out_margin(documents[:standing], documents[standing:statements], alpha),
-                         content_free_max_terms())
+                         held_out_margin(free, content, alpha), content_free_max_terms())
 
 
 def _answers(embedder: Embedder) -> tuple[np.ndarray, np.ndarray]:
@@ -931,7 +936,7 @@ def shipped(embedder: Embedder) -> SentenceKinds | None:
                          weights("about_asker"), float(saved["about_asker_bias"]),
                          weights("answer"), float(saved["answer_bias"]),
                          float(saved["request_margin"]), float(saved["about_asker_margin"]),
-                         float(saved["standing_margin"]),
+                         float(saved["standing_margin"]), float(saved["content_free_margin"]),
                          int(saved["content_free_max_terms"]))
 
 
@@ -952,7 +957,7 @@ def save(embedder: Embedder, path: Path = SHIPPED) -> SentenceKinds:
         saved[f"{kind}_weights"] = [round(float(v), 7) for v in getattr(kinds, f"{kind}_weights")]
         saved[f"{kind}_bias"] = getattr(kinds, f"{kind}_bias")
     saved["request_margin"], saved["about_asker_margin"] = kinds.request_margin, kinds.about_asker_margin
-    saved["standing_margin"] = kinds.standing_margin
+    saved["standing_margin"], saved["content_free_margin"] = kinds.standing_margin, kinds.content_free_margin
     saved["content_free_max_terms"] = kinds.content_free_max_terms  # read without segmenting Chinese (jieba)
     path.write_text(json.dumps(saved) + "\n", encoding="utf-8")
     return kinds

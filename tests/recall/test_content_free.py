@@ -105,12 +105,14 @@ def test_a_bare_answer_of_any_length_is_recalled_with_its_question(engine: Hinds
 def test_a_small_talk_message_recalls_nothing(engine: Hindsight, clock: FixedClock) -> None:
     """A chat loop recalls for every message the user sends: "Thanks again" drew two of six memories (the
     agent's "Window seats, noted." among them) through a floor that measures relevance only. Small talk
-    as a query, in either language, is given nothing; a short message with content, and any question, is
-    recalled as before."""
+    as a query, in either language, is given nothing; a short message with content, and a question the
+    classifier is not sure of, is recalled as before. "How are you?" and "你好吗？" were taken for
+    questions about the asker and offered "我对青霉素过敏。"."""
     _chat(engine, clock, [("user", "My daughter Mia just turned 7."), ("assistant", "Happy birthday to Mia!"),
                           ("user", "I prefer window seats when I fly."), ("assistant", "Window seats, noted."),
                           ("user", "我对青霉素过敏。"), ("assistant", "好的，记住了。")])
-    for said in ["Thanks again", "ok cool", "lol ok", "好的谢谢", "明白了", "Good morning!"]:
+    for said in ["Thanks again", "ok cool", "lol ok", "好的谢谢", "明白了", "Good morning!", "How are you?",
+                 "How have you been?", "你好吗？"]:
         res = engine.recall(said, "user:t", k=5, explain=True)
         assert res.hits == [] and res.to_prompt() == "", said
         assert res.trace is not None and res.trace.small_talk, said

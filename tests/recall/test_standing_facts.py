@@ -66,6 +66,7 @@ def test_the_shipped_weights_are_todays_fit(embedder: E5Embedder, tmp_path: Path
     assert kinds.request_margin == pytest.approx(fresh.request_margin, abs=0.05)
     assert kinds.about_asker_margin == pytest.approx(fresh.about_asker_margin, abs=0.05)
     assert kinds.standing_margin == pytest.approx(fresh.standing_margin, abs=0.05)
+    assert kinds.content_free_margin == pytest.approx(fresh.content_free_margin, abs=0.05)
     documents = embedder.embed_documents([*sentence_kinds.STANDING, *sentence_kinds.NOT_STANDING,
                                           *sentence_kinds.CHANGES, *sentence_kinds.NOT_CHANGES,
                                           *sentence_kinds.CONTENT_FREE, *sentence_kinds.SHORT_CONTENT,
