@@ -1066,8 +1066,8 @@ class RecallPipeline:
         classifier is not sure of short ones ("Do I work in healthcare?" scored above zero with e5, four
         of LoCoMo's questions about Joanna with all-MiniLM-L6-v2), so a question is small talk only past
         the classifier's held-out margin (``SentenceKinds.content_free_margin``): "How are you?" and
-        "你好吗？" are (each was offered "我对花生过敏。" as a question about the asker), none of the
-        development sets' questions is."""
+        "你好吗？" are (read as questions about the asker, each was given a memory: "How are you?" the
+        person's "我对花生过敏。"), none of the development sets' questions is."""
         kinds = sentence_kinds.for_embedder(self.embedder)
         bar = kinds.content_free_margin if is_question(query) else 0.0
         return bool(kinds.content_free(query_vector[None, :])[0] > bar

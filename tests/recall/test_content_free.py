@@ -106,8 +106,8 @@ def test_a_small_talk_message_recalls_nothing(engine: Hindsight, clock: FixedClo
     """A chat loop recalls for every message the user sends: "Thanks again" drew two of six memories (the
     agent's "Window seats, noted." among them) through a floor that measures relevance only. Small talk
     as a query, in either language, is given nothing; a short message with content, and a question the
-    classifier is not sure of, is recalled as before. "How are you?" and "你好吗？" were taken for
-    questions about the asker and offered "我对青霉素过敏。"."""
+    classifier is not sure of, is recalled as before. "How are you?" and "你好吗？" read as questions about
+    the asker, and each was given a memory ("Happy birthday to Mia!")."""
     _chat(engine, clock, [("user", "My daughter Mia just turned 7."), ("assistant", "Happy birthday to Mia!"),
                           ("user", "I prefer window seats when I fly."), ("assistant", "Window seats, noted."),
                           ("user", "我对青霉素过敏。"), ("assistant", "好的，记住了。")])
