@@ -19,6 +19,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from hindsight_core.text.script import has_cjk
 from hindsight_core.types import AGENT_ROLES, Layer, Memory
 
 #: The kind of standing fact (``Corpus.standing_index`` is keyed by kind).
@@ -45,7 +46,6 @@ CONTENT_FREE = "content_free"
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i’m|i've|i'd|i'll|me|my|mine|myself)\b|我", re.IGNORECASE)
 #: Chinese drops the subject: "最近膝盖受伤了，医生说三个月不能跑步。" is the speaker's own knee. A Chinese
 #: statement that names no person (no pronoun of the first, second or third person) is said of the speaker.
-_CHINESE = re.compile(r"[\u4e00-\u9fff]")
 _CHINESE_PERSON = re.compile(r"[我你您他她它咱]")
 
 
@@ -100,4 +100,4 @@ def said_of_self(text: str, *, sure: bool) -> bool:
     "夏天好多水果都不敢乱吃。", the knee injury)."""
     if _FIRST_PERSON.search(text):
         return True
-    return sure and _CHINESE.search(text) is not None and _CHINESE_PERSON.search(text) is None
+    return sure and has_cjk(text) and _CHINESE_PERSON.search(text) is None
