@@ -263,14 +263,51 @@ def _dateparser_span(bare: str, now: datetime) -> tuple[datetime, datetime] | No
     return _day(when), _day(when, 1)
 
 
-# Grammar of the past, not vocabulary: English auxiliaries and regular past forms, the Chinese aspect
-# particles 了 and 过. Used only to tell whether a time unit that contains "now" is asked about.
-_EN_PAST = re.compile(r"\b(?:did|was|were|had|has|have|'ve|\w{2,}[^e\W]ed)\b", re.IGNORECASE)
-_ZH_PAST = re.compile(r"[了过]")
+# Grammar of the past, not vocabulary: English auxiliaries and regular past forms, the perfect, the
+# Chinese aspect particles 了 and 过. It tells whether a time unit that contains "now" is asked about, and
+# whether a question asks for a value as it was (no recall-time update) or as it is.
+_EN_PAST = re.compile(r"\b(?:did|was|were|had|\w{2,}[^e\W]ed)\b", re.IGNORECASE)
+_EN_HAVE = re.compile(r"\b(?:has|have)\b|'ve\b", re.IGNORECASE)
+#: "have" as the verb itself, not the perfect's auxiliary: after do-support ("What car do I have?", "does
+#: she have"), or before "to" / "got" (obligation, "have got") or an article, quantifier or number that
+#: opens its object ("I have a headache", "Do you have any tips?"). Grammar words, a closed class.
+_HAVE_VERB_BEFORE = re.compile(r"\b(?:do|does|don't|doesn't)\s+(?:\w+\s+)?$", re.IGNORECASE)
+_HAVE_VERB_AFTER = re.compile(r"^\s+(?:to|got|a|an|any|some|no|much|many|enough|\d)\b", re.IGNORECASE)
+_ZH_ASPECT = re.compile(r"[了过]")
+#: 了 that closes its clause (a modal particle may follow) marks a state as it now is ("我家小孩几岁了？",
+#: "我感冒了，能吃什么药？"), not an event that is over.
+_ZH_CLAUSE_END = re.compile(r"^[吗呢啊吧呀啦]?\s*(?:[，,。？?！!；;]|$)")
 
 
 def speaks_of_the_past(text: str) -> bool:
-    return bool(_EN_PAST.search(text) or _ZH_PAST.search(text) or find_history_cues(text))
+    """Whether ``text`` asks about the past: "Where did I live?", "What have I told you?", "我去过哪些地方？",
+    or a history cue ("last time", "上次"). Not "What car do I have?" (possession), "我对什么过敏？" (过 of
+    the word 过敏), "我家小孩几岁了？" (a state as it is now): those ask for the current value, and a
+    recall-time update applies to them (supersede.py)."""
+    return _english_past(text) or _chinese_past(text) or bool(find_history_cues(text))
+
+
+def _english_past(text: str) -> bool:
+    if _EN_PAST.search(text):
+        return True
+    return any(not (_HAVE_VERB_BEFORE.search(text, 0, m.start()) or _HAVE_VERB_AFTER.match(text[m.end():]))
+               for m in _EN_HAVE.finditer(text))
+
+
+def _chinese_past(text: str) -> bool:
+    """An aspect particle by jieba's segmentation: 过 after its verb (a word of its own, or the end of one:
+    "吃过", "去过"; not the 过 that begins 过敏 or 过年), 了 as a word of its own (not 了解, 除了) that does not
+    close its clause."""
+    if not _ZH_ASPECT.search(text):
+        return False
+    from hindsight_core.recall.keyword import segmenter
+
+    end = 0
+    for word in segmenter().lcut(text):
+        end = text.index(word, end) + len(word)
+        if word.endswith("过") or (word == "了" and not _ZH_CLAUSE_END.match(text[end:])):
+            return True
+    return False
 
 
 def find_time_window(text: str, now: datetime) -> TimeWindow | None:

@@ -45,7 +45,8 @@ _jieba_lock = threading.Lock()
 _jieba: Any = None
 
 
-def _segmenter() -> Any:
+def segmenter() -> Any:
+    """jieba, loaded once per process (its dictionary takes about a second)."""
     global _jieba
     with _jieba_lock:
         if _jieba is None:
@@ -64,7 +65,7 @@ def tokenize(text: str) -> list[str]:
     lowered = text.lower()
     for match in CJK_RUN.finditer(lowered):
         terms += _latin_terms(lowered[position : match.start()])
-        for word in _segmenter().lcut_for_search(match.group(0)):
+        for word in segmenter().lcut_for_search(match.group(0)):
             if word.strip() and word not in CHINESE_STOPWORDS:
                 terms.append(word)
         position = match.end()

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from hindsight_core.recall.analysis import analyze, find_history_cues, find_time_window
+from hindsight_core.recall.analysis import analyze, find_history_cues, find_time_window, speaks_of_the_past
 
 # A Wednesday.
 NOW = datetime(2026, 3, 11, 15, 30, tzinfo=UTC)
@@ -112,3 +112,25 @@ def test_questions_about_the_user_are_recognised() -> None:
     assert not is_about_user("How do I configure BGP peering on a Juniper router?")
     assert not is_about_user("Can you help me write an email?")
     assert not is_about_user("What is the capital of Peru?")
+
+
+@pytest.mark.parametrize("text", [
+    "Where did I live in January?", "What have I told you about my sister?", "Where have I lived?",
+    "How long have my parents been staying with me?", "What has Melanie painted?", "Has he been to Paris?",
+    "我去过哪些国家？", "我吃过什么？", "我上周吃了什么？", "我以前住在哪", "上次我们聊到哪了？",
+])
+def test_a_question_about_the_past(text: str) -> None:
+    assert speaks_of_the_past(text)
+
+
+@pytest.mark.parametrize("text", [
+    # "have" as the verb (possession, obligation), not the perfect's auxiliary
+    "What car do I have?", "How many children do I have?", "When do I have to hand in my thesis?",
+    "Do you have any tips?", "I have a headache, what can I take?", "I've got some free time tonight.",
+    # 过 of a word (过敏), 了 closing its clause: a state as it now is
+    "我对什么过敏？", "我家小孩几岁了？", "我感冒了，能吃什么药？", "Where do I live now?",
+])
+def test_a_question_about_the_present(text: str) -> None:
+    """Each of these was read as past (any "have", any 了 or 过), so a recall-time update never applied
+    to it and the old value stood beside the new one ("What car do I have?" after a new car)."""
+    assert not speaks_of_the_past(text)

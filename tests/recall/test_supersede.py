@@ -103,6 +103,21 @@ def test_a_question_about_the_past_still_gets_the_old_value(engine: Hindsight) -
     assert res.conflicts == []
 
 
+@pytest.mark.parametrize(("old", "new", "query", "current", "stale"), [
+    ("I drive a 2015 Honda Civic.", "Sold the Civic and bought a Tesla Model 3.", "What car do I have?",
+     "Tesla", "Honda"),
+    ("My thesis is due March 3.", "My advisor gave me an extension on the thesis until April 10.",
+     "When do I have to hand in my thesis?", "April 10", "March 3"),
+])
+def test_a_question_with_have_as_its_verb_gets_the_current_value(
+        engine: Hindsight, old: str, new: str, query: str, current: str, stale: str) -> None:
+    """"What car do I have?" asks about now: "have" is the verb, not the perfect's auxiliary. Read as a
+    question about the past (any "have" was), it got the old car beside the new one."""
+    _two_sessions(engine, "u:have", old, new)
+    prompt = engine.recall(query, "u:have", k=5, now=APR).to_prompt()
+    assert current in prompt and stale not in prompt, prompt
+
+
 def test_two_statements_of_one_conversation_add_up(engine: Hindsight) -> None:
     record_session(engine, "u:allergies", "s1", JAN, [("user", "I'm allergic to peanuts."), *FILLER,
                                                 ("user", "I'm also allergic to shellfish.")])
