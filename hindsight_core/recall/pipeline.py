@@ -834,10 +834,13 @@ class RecallPipeline:
             return nearest_of[(mid, later)]
 
         def echoes(mid: str) -> list[str]:
-            """The next turn when another speaker said it about the same attribute (the agent repeating a
-            value back): it goes where the statement goes."""
+            """The next turn when the agent said it about the same attribute after a person (the agent
+            repeating a value back): it goes where the statement goes. Only the agent's turn repeats: a
+            person's turn after the agent's is what they said next ("家用为主，偶尔跑长途。" after
+            "好的，十五万以内。"), and it went with the agent's turn when that one was updated."""
             i = corpus.position.get(mid)
-            if i is None or (j := int(corpus.following[i])) < 0 or not corpus.reply[j]:
+            if (i is None or (j := int(corpus.following[i])) < 0 or not corpus.reply[j]
+                    or is_agent(role_of(i)) or not is_agent(role_of(j))):
                 return []
             u, v = corpus.vectors[i], corpus.vectors[j]
             echo = corpus.memories.id_at(j)

@@ -118,6 +118,20 @@ def test_a_question_with_have_as_its_verb_gets_the_current_value(
     assert current in prompt and stale not in prompt, prompt
 
 
+def test_what_a_person_said_after_the_agents_old_value_stays(engine: Hindsight) -> None:
+    """The agent's "好的，十五万以内。" is updated by its own later "好的，预算改成十八万了。"; the person's next turn
+    ("家用为主，偶尔跑长途。", what the car is for) is no echo of it and stays: it was hidden with the agent's
+    turn, and the question it answers got nothing."""
+    record_session(engine, "u:car", "s1", JAN, [("user", "想买辆车，预算十五万以内。"),
+                                               ("assistant", "好的，十五万以内。"),
+                                               ("user", "家用为主，偶尔跑长途。"), *FILLER_ZH])
+    record_session(engine, "u:car", "s2", MAR, [("user", "跟老婆商量了，预算加到十八万。"),
+                                               ("assistant", "好的，预算改成十八万了。"), *FILLER_ZH])
+    res = engine.recall("我买车主要干嘛用？", "u:car", k=5, now=APR)
+    assert "家用为主" in res.to_prompt(), res.to_prompt()
+    assert all(c.superseded.content != "家用为主，偶尔跑长途。" for c in res.conflicts)
+
+
 def test_two_statements_of_one_conversation_add_up(engine: Hindsight) -> None:
     record_session(engine, "u:allergies", "s1", JAN, [("user", "I'm allergic to peanuts."), *FILLER,
                                                 ("user", "I'm also allergic to shellfish.")])
