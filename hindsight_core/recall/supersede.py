@@ -70,6 +70,7 @@ import numpy as np
 
 from hindsight_core.recall.analysis import speaks_of_the_past
 from hindsight_core.recall.collapse import shares_more_than_apart
+from hindsight_core.recall.profile import is_question
 from hindsight_core.text.clauses import clauses
 from hindsight_core.types import Memory
 
@@ -145,7 +146,9 @@ def find_updates(
     pair the whole memories do not make is looked at clause by clause when they are each other's
     closest, on both sides: an older memory may state several things of which one changed ("我叫马丽，在天津
     当幼师，有两个孩子。" before "我们全家搬到大连了")."""
-    ids = [mid for mid, _ in ordered if mid in memories]
+    # a question states no value: it neither updates a statement nor is updated ("Can we still afford a
+    # live band?" is no change of "How much should go to the photographer?")
+    ids = [mid for mid, _ in ordered if mid in memories and not is_question(memories[mid].content)]
     by_time = sorted(ids, key=lambda mid: memories[mid].occurred_at)
     candidates = set(ids)
     successor: dict[str, str] = {}

@@ -132,6 +132,15 @@ def test_what_a_person_said_after_the_agents_old_value_stays(engine: Hindsight) 
     assert all(c.superseded.content != "家用为主，偶尔跑长途。" for c in res.conflicts)
 
 
+def test_a_question_about_a_change_changes_nothing(engine: Hindsight) -> None:
+    """"Can we move the offsite to Lisbon instead?" asks; the change classifier reads it as a change (0.68),
+    and it hid "The team offsite is in Porto in May." as though the offsite had moved."""
+    _two_sessions(engine, "u:ask", "The team offsite is in Porto in May.", "Can we move the offsite to Lisbon instead?")
+    res = engine.recall("Where is the team offsite?", "u:ask", k=5, now=APR)
+    assert "Porto in May" in res.to_prompt(), res.to_prompt()
+    assert res.conflicts == []
+
+
 def test_two_statements_of_one_conversation_add_up(engine: Hindsight) -> None:
     record_session(engine, "u:allergies", "s1", JAN, [("user", "I'm allergic to peanuts."), *FILLER,
                                                 ("user", "I'm also allergic to shellfish.")])
