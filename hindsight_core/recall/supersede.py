@@ -146,8 +146,8 @@ def find_updates(
     pair the whole memories do not make is looked at clause by clause when they are each other's
     closest, on both sides: an older memory may state several things of which one changed ("我叫马丽，在天津
     当幼师，有两个孩子。" before "我们全家搬到大连了")."""
-    # a question states no value: it neither updates a statement nor is updated ("Can we still afford a
-    # live band?" is no change of "How much should go to the photographer?")
+    # a question states no value: it neither updates a statement nor is updated ("Can we move the offsite
+    # to Lisbon instead?" reads as a change to the classifier, and the offsite is still in Porto)
     ids = [mid for mid, _ in ordered if mid in memories and not is_question(memories[mid].content)]
     by_time = sorted(ids, key=lambda mid: memories[mid].occurred_at)
     candidates = set(ids)

@@ -141,19 +141,6 @@ def test_a_question_about_a_change_changes_nothing(engine: Hindsight) -> None:
     assert res.conflicts == []
 
 
-@pytest.mark.parametrize(("old", "new", "query", "current", "stale"), [
-    ("I always prefer window seats on flights.", "Since my knee surgery I prefer aisle seats now.",
-     "Which seat do I like?", "aisle", "window"),
-])
-def test_a_value_said_as_it_now_is_replaces_the_old_one(engine: Hindsight, old: str, new: str, query: str,
-                                                         current: str, stale: str) -> None:
-    """A change said with "now" and no verb of change: the change classifier read it as none (-0.12) until
-    it had examples of values said as they now are ("I'd rather work from home now.")."""
-    _two_sessions(engine, "u:now", old, new)
-    prompt = engine.recall(query, "u:now", k=5, now=APR).to_prompt()
-    assert current in prompt and stale not in prompt, prompt
-
-
 def test_two_statements_of_one_conversation_add_up(engine: Hindsight) -> None:
     record_session(engine, "u:allergies", "s1", JAN, [("user", "I'm allergic to peanuts."), *FILLER,
                                                 ("user", "I'm also allergic to shellfish.")])
