@@ -303,8 +303,8 @@ def _chinese_past(text: str) -> bool:
     from hindsight_core.recall.keyword import segmenter
 
     end = 0
-    for word in segmenter().lcut(text):
-        end = text.index(word, end) + len(word)
+    for word in segmenter().lcut(text):  # the words cover the text in order
+        end += len(word)
         if word.endswith("过") or (word == "了" and not _ZH_CLAUSE_END.match(text[end:])):
             return True
     return False
