@@ -91,6 +91,8 @@ RETIRED = {
     "history_boost": "the temporal channel has members only when the query carries a history cue or a time "
                      "expression, when the boost applied: channel_weights['temporal'] is that weight (1.5, "
                      "was 0.6 x 2.5); a history_boost given is folded into it",
+    "zh_to_en_z_scale": "a Chinese query's evidence for an English memory is scaled as the embedder's own "
+                        "translations measure it (floor.cross_lingual_scale, on the background)",
 }
 
 
@@ -167,10 +169,6 @@ class RecallConfig(BaseModel):
     #: the asker); then each candidate needs to reach chance's best.
     floor_coverage_weight: float = fitted(3.0, "the development sets")
     floor_anchor_base: float = fitted(1.47, "the development sets")
-    #: multilingual-e5-small scores a Chinese query against an English memory lower than the same pair
-    #: in one language (an English query against a Chinese memory is not affected): measured ×1.4–1.8
-    #: on translated pairs, so such z-scores are scaled by this factor.
-    zh_to_en_z_scale: float = fitted(1.4, "translated query/memory pairs")
     #: A memory in the other language than the query has no memory-side z (its cross-lingual cosine is
     #: not comparable with its cosines to sentences of its own language), and the query side alone runs
     #: higher than the two-sided mean: its z is lowered by this much, which keeps such pairs at the bar
@@ -233,7 +231,8 @@ class RecallConfig(BaseModel):
         ``supersede_z`` (2.7, now ``floor.anchor_threshold``) turned recall-time updates off with
         ``None``, which still does; ``collapse_overlap`` (0.6) is now ``collapse.shares_more_than_apart``;
         ``content_free_terms`` (3) is ``sentence_kinds.content_free_max_terms``; ``reply_terms`` (2) is the
-        classifier ``SentenceKinds.answer``; ``history_boost`` (2.5) multiplied the temporal channel's
+        classifier ``SentenceKinds.answer``; ``zh_to_en_z_scale`` (1.4) is ``floor.cross_lingual_scale``;
+        ``history_boost`` (2.5) multiplied the temporal channel's
         weight whenever that channel had members, and is folded into ``channel_weights["temporal"]``
         (the old default weight, 0.6, unless the configuration gives one)."""
         if not isinstance(data, dict) or not data.keys() & RETIRED:

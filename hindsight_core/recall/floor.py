@@ -168,6 +168,35 @@ def asking_background() -> tuple[np.ndarray, np.ndarray]:
             np.asarray([is_question(s) for s in chinese], dtype=bool))
 
 
+def cross_lingual_scale(english: np.ndarray, chinese: np.ndarray) -> float:
+    """How much a Chinese query's evidence for an English memory is scaled up to stand as an English
+    query's does for a Chinese memory, read off the embedder itself: the background is the same sentences
+    in both languages (``split_background``, in one order), so each sentence's translation is a match
+    whose evidence can be measured in both directions. Each sentence's z for its translation (against its
+    cosines to the other language's other sentences) is averaged over the pairs, and the scale is the
+    English side's mean over the Chinese side's: 1.16 for multilingual-e5-small, whose Chinese side runs
+    lower. It was the fitted ``zh_to_en_z_scale`` (1.4, from translated query/memory pairs); with the
+    cross-lingual memory side that now caps a Chinese query's pair, 1.4, 1.16 and 1 gave the same answers
+    on the behaviour set with e5 and all-MiniLM-L6-v2 (docs/benchmark-log.md). An embedder whose
+    translations do not stand out from unrelated sentences in either direction (their mean z below the
+    best of the other sentences by chance, ``chance_best``: all-MiniLM-L6-v2's Chinese side, the hashed
+    embedder) tells nothing of the asymmetry, and gets 1."""
+    cosines = np.asarray(english, dtype=np.float64) @ np.asarray(chinese, dtype=np.float64).T
+    n = len(cosines)
+    if n < 3 or cosines.shape != (n, n):
+        return 1.0
+    others = ~np.eye(n, dtype=bool)
+
+    def evidence(rows: np.ndarray) -> float:  # each row: one sentence's cosines to the other language
+        rest = rows[others].reshape(n, n - 1)
+        return float(((np.diag(rows) - rest.mean(axis=1)) / np.maximum(rest.std(axis=1), 1e-9)).mean())
+
+    from_english, from_chinese = evidence(cosines), evidence(cosines.T)
+    if min(from_english, from_chinese) < chance_best(n - 1):
+        return 1.0
+    return from_english / from_chinese
+
+
 def split_background() -> tuple[list[str], list[str]]:
     english = [s for s in BACKGROUND if not is_cjk(s)]
     chinese = [s for s in BACKGROUND if is_cjk(s)]

@@ -40,6 +40,7 @@ from hindsight_core.recall.floor import (
     baseline,
     chance_best,
     clears,
+    cross_lingual_scale,
     floor_bars,
     is_anchored,
     keyword_coverage,
@@ -185,6 +186,8 @@ class RecallPipeline:
         self._flushing: Future[None] | None = None
         self.recorder = RecallRecorder(changes, config, lambda: to_ts(now()))
         self._background: tuple[np.ndarray, np.ndarray] | None = None
+        #: ``floor.cross_lingual_scale`` of the embedder, measured on the background with it.
+        self._cross_lingual_scale = 1.0
         #: Memories' cosines to the background (mean, spread), by vector and text: see _snapshot_lookups.
         self._spreads: dict[tuple[bytes, str], Baseline] = {}
         self._clause_vectors: dict[str, tuple[np.ndarray, ...]] = {}
@@ -211,6 +214,7 @@ class RecallPipeline:
             if self._background is None:
                 english, chinese = split_background()
                 self._background = (self.embedder.embed_documents(english), self.embedder.embed_documents(chinese))
+                self._cross_lingual_scale = cross_lingual_scale(*self._background)
             return self._background
 
     def corpus(self, namespace: str, include_cold: bool, as_of: datetime | None = None) -> Corpus:
@@ -1024,10 +1028,11 @@ class RecallPipeline:
         to the background, to its questions for a memory that asks) and the memory-side z (against the
         memory's own cosines to it, floor.py); the query side alone for a memory in the other language,
         less ``floor_cross_lingual_offset``. For a Chinese query that side is scaled up
-        (``zh_to_en_z_scale``), and it scales up a short English turn's closeness to any Chinese query
-        with it ("May 14, got it." stood at 2.9 from "长城有多长？"): such a pair must also stand out from
-        the memory's own cosines to the Chinese background, the memory side across the pair's two
-        languages (the background is the same sentences in both)."""
+        (``floor.cross_lingual_scale``, measured on the background with this embedder), and it scales up a
+        short English turn's closeness to any Chinese query with it ("May 14, got it." stood at 2.9 from
+        "长城有多长？"): such a pair must also stand out from the memory's own cosines to the Chinese
+        background, the memory side across the pair's two languages (the background is the same sentences
+        in both)."""
         cfg = self.recall_config
         english, chinese = self.background()
         inside = [mid for mid in ids if mid in corpus.position]
@@ -1048,7 +1053,7 @@ class RecallPipeline:
         query_side = base.z_array(sims, cjk, asks)
         asking_english, asking_chinese = asking_background()
         if is_cjk(query):
-            query_side = np.where(cjk, query_side, query_side * cfg.zh_to_en_z_scale)
+            query_side = np.where(cjk, query_side, query_side * self._cross_lingual_scale)
             same = cjk
             memory_side = memory_side_z(sims, vectors, chinese, asks, asking_chinese)
         else:

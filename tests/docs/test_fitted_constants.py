@@ -14,7 +14,7 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
 #: Adding a fitted knob without marking it, or unmarking one, changes this set on purpose only.
 FITTED = {
     "channel_weights", "context_weight", "context_same_speaker_weight",
-    "floor_coverage_weight", "floor_anchor_base", "zh_to_en_z_scale",
+    "floor_coverage_weight", "floor_anchor_base",
     "floor_cross_lingual_offset", "floor_history_relief",
     "collapse_duplicate_z",
 }

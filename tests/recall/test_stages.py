@@ -8,10 +8,12 @@ from datetime import UTC, datetime
 import numpy as np
 import pytest
 
+from hindsight_core.embeddings.hashed import HashedWordEmbedder
 from hindsight_core.recall.budget import pack
 from hindsight_core.recall.floor import (
     LanguageBaselines,
     asking_background,
+    cross_lingual_scale,
     keyword_coverage,
     memory_side_z,
     split_background,
@@ -99,6 +101,26 @@ def test_a_question_is_measured_against_the_background_questions(embedder: objec
     asked = embedder.embed_documents(["How do I remove rust from a bike chain?"])[0]  # type: ignore[attr-defined]
     cosine = float(asked @ embedder.embed_query("I have a bad headache, what can I take?"))  # type: ignore[attr-defined]
     assert base.z(cosine, False, asks=True) < base.z(cosine, False) - 1.0
+
+
+def test_the_cross_lingual_scale_is_read_off_the_embedders_own_translations(embedder: object) -> None:
+    """The background is one set of sentences in two languages: e5 finds a sentence's translation from
+    either side, more clearly from the English one, and the scale is that ratio; an embedder that does
+    not find translations at all (a random direction per word) has no asymmetry to correct."""
+    english, chinese = split_background()
+    bg_en = embedder.embed_documents(english)  # type: ignore[attr-defined]
+    bg_zh = embedder.embed_documents(chinese)  # type: ignore[attr-defined]
+    scale = cross_lingual_scale(bg_en, bg_zh)
+    assert 1.05 < scale < 1.4  # e5: 1.16; the fitted constant it replaced was 1.4
+    # each direction measured by hand: the translation against the other language's other sentences
+    cos = bg_en @ bg_zh.T
+    def mean_z(rows: np.ndarray) -> float:
+        rest = [np.delete(r, i) for i, r in enumerate(rows)]
+        return float(np.mean([(rows[i, i] - r.mean()) / r.std() for i, r in enumerate(rest)]))
+    assert scale == pytest.approx(mean_z(cos) / mean_z(cos.T), rel=1e-4)
+    assert cross_lingual_scale(bg_en, bg_zh[::-1]) == 1.0  # pairs that are not translations: no evidence
+    hashed = HashedWordEmbedder()
+    assert cross_lingual_scale(hashed.embed_documents(english), hashed.embed_documents(chinese)) == 1.0
 
 
 def test_memory_side_z_discounts_a_memory_close_to_everything(embedder: object) -> None:

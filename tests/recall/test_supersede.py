@@ -291,9 +291,9 @@ def test_an_older_memory_that_says_more_keeps_what_did_not_change(
 
 
 def test_a_configuration_written_for_a_retired_constant_still_means_what_it_said() -> None:
-    """``supersede_z``, ``collapse_overlap``, ``content_free_terms`` and ``reply_terms`` (fitted, now derived
-    or learned) are gone: ``supersede_z=None`` still turns the updates off, a value warns that it no longer
-    applies."""
+    """``supersede_z``, ``collapse_overlap``, ``content_free_terms``, ``reply_terms`` and ``zh_to_en_z_scale``
+    (fitted, now derived or learned) are gone: ``supersede_z=None`` still turns the updates off, a value
+    warns that it no longer applies."""
     assert RecallConfig.model_validate({"supersede_z": None}).supersede is False
     with pytest.warns(DeprecationWarning, match="supersede_z is gone"):
         assert RecallConfig(supersede_z=2.7).supersede is True  # type: ignore[call-arg]
@@ -303,6 +303,8 @@ def test_a_configuration_written_for_a_retired_constant_still_means_what_it_said
         assert RecallConfig.model_validate({"content_free_terms": 3}) == RecallConfig()
     with pytest.warns(DeprecationWarning, match="reply_terms is gone"):
         assert RecallConfig.model_validate({"reply_terms": 2}) == RecallConfig()
+    with pytest.warns(DeprecationWarning, match="zh_to_en_z_scale is gone"):
+        assert RecallConfig.model_validate({"zh_to_en_z_scale": 1.4}) == RecallConfig()
 
 
 def test_a_history_boost_given_is_the_temporal_weight_it_made() -> None:
