@@ -811,6 +811,12 @@ class RecallPipeline:
 
         nearest_of: dict[tuple[str, bool], str | None] = {}
 
+        def asks(j: int) -> bool:
+            """Whether a turn is a question (its row as ``role_of`` reads it): a question states no value,
+            so it is never the value an update replaces or the one that replaces it (supersede.py)."""
+            row = fresh.get(corpus.memories.id_at(j))
+            return is_question((row if row is not None else corpus.memories[j]).content)
+
         def nearest(mid: str, later: bool) -> str | None:
             """The closest memory on one side in time, among what the same speaker said in other
             conversations: only those can be an update (supersede.is_update); the agent's reply ("October
@@ -818,7 +824,10 @@ class RecallPipeline:
             memory is superseded by consolidation, or written by the caller as it stands, and two facts
             written without a session into a new namespace ("Refunds are accepted within 30 days",
             "Orders over 50 euros ship for free") stood above the chance of two memories (0.5), so the
-            newer one hid the older from the question it answered."""
+            newer one hid the older from the question it answered. Not a question (``asks``): people ask
+            about a value before it is theirs ("What does a UX designer actually do all day?" before "I'm a
+            UX designer at a startup now"), and the question stood between the two values as the closest
+            turn of one of them, so the old job was shown beside the new one."""
             if (mid, later) not in nearest_of:
                 i = corpus.position.get(mid)
                 found = None
@@ -830,7 +839,7 @@ class RecallPipeline:
                     while (j := int(np.argmax(sims))) >= 0 and sims[j] > -2.0:  # a pass per turn passed over
                         if (corpus.memories.layer_at(j) == Layer.EPISODIC
                                 and (session is None or corpus.memories.session_at(j) != session)
-                                and role_of(j) == speaker):
+                                and role_of(j) == speaker and not asks(j)):
                             found = corpus.memories.id_at(j)
                             break
                         sims[j] = -2.0

@@ -141,6 +141,30 @@ def test_a_question_about_a_change_changes_nothing(engine: Hindsight) -> None:
     assert res.conflicts == []
 
 
+@pytest.mark.parametrize(("old", "asked", "answer", "new", "question", "shown", "hidden"), [
+    ("I work as a pharmacist at a hospital.", "What does a UX designer actually do all day?",
+     "Mostly research, wireframes and testing with users.",
+     "I switched careers, I'm a UX designer at a startup now.", "What do I do for work?", "UX designer at",
+     "pharmacist"),
+    ("我住在成都高新区。", "杭州的夏天热不热？", "挺热的，经常三十五度以上。", "我们上个月搬到杭州了，孩子在这边上学。",
+     "我住在哪个城市？", "杭州了", "成都"),
+])
+def test_a_question_asked_between_two_values_does_not_stand_between_them(
+    engine: Hindsight, old: str, asked: str, answer: str, new: str, question: str, shown: str, hidden: str,
+) -> None:
+    """People ask about the new value before it is theirs ("What does a UX designer actually do all day?",
+    "杭州的夏天热不热？"): the question was the new statement's closest earlier turn, or the old one's closest
+    later turn, so the two were not each other's closest and no update was found; the old value stood
+    beside the new one, or alone. A question states no value and is passed over."""
+    filler = FILLER_ZH if is_cjk(old) else FILLER
+    record_session(engine, "u:between", "s1", JAN, [("user", old), *filler])
+    record_session(engine, "u:between", "s2", JAN + timedelta(days=30), [("user", asked), ("assistant", answer)])
+    congrats = "恭喜！" if is_cjk(new) else "Congrats!"
+    record_session(engine, "u:between", "s3", MAR, [("user", new), ("assistant", congrats)])
+    prompt = engine.recall(question, "u:between", k=5, now=APR).to_prompt()
+    assert shown in prompt and hidden not in prompt, prompt
+
+
 def test_two_statements_of_one_conversation_add_up(engine: Hindsight) -> None:
     record_session(engine, "u:allergies", "s1", JAN, [("user", "I'm allergic to peanuts."), *FILLER,
                                                 ("user", "I'm also allergic to shellfish.")])
