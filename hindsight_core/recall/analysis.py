@@ -330,16 +330,6 @@ def find_time_window(text: str, now: datetime) -> TimeWindow | None:
     return None
 
 
-_EN_SELF_QUESTION = re.compile(
-    r"^\s*(?:(?:do|did|does|am|was|have|had|is|are|were)\s+(?:i|my)\b"
-    r"|(?:what|where|when|which|who|why)\b[^?]*\b(?:i|my|me)\b[^?]*\?)",
-    re.IGNORECASE,
-)
-_ZH_SELF_QUESTION = re.compile(
-    r"我[^，。！？]*(?:吗|呢|什么|哪|谁|几|多少|怎么|是否)|(?:什么|哪|谁|几|多少)[^，。！？]*我"
-)
-
-
 #: "last time", "our last chat", "the previous conversation", "上次", "上回": the last conversation as a
 #: unit of time, as "last week" is a calendar one.
 _LAST_CONVERSATION = re.compile(
@@ -350,11 +340,6 @@ _LAST_CONVERSATION = re.compile(
 
 def refers_to_last_conversation(text: str) -> bool:
     return bool(_LAST_CONVERSATION.search(text))
-
-
-def is_about_user(text: str) -> bool:
-    """Whether the query asks something about the user themself (not how-to or can-you requests)."""
-    return bool(_EN_SELF_QUESTION.search(text) or _ZH_SELF_QUESTION.search(text))
 
 
 def find_history_cues(text: str) -> list[str]:
@@ -388,6 +373,5 @@ def analyze(query: str, now: datetime, known_entities: list[str] | None = None) 
         history_cues=find_history_cues(query),
         time_window=find_time_window(query, now),
         entities=entities,
-        about_user=is_about_user(query),
         last_conversation=refers_to_last_conversation(query),
     )

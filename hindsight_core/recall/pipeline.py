@@ -317,6 +317,7 @@ class RecallPipeline:
             for ns, corpus in corpora
         ]
         base = readings[0][0]
+        analysis.about_user = readings[0].about_asker
         english, chinese = self.background()
         history = parts[0].history
         trace = self._trace_parts(parts, history) if explain else None

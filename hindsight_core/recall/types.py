@@ -27,9 +27,12 @@ class QueryAnalysis(BaseModel):
     history_cues: list[str] = Field(default_factory=list)
     time_window: TimeWindow | None = None
     entities: list[str] = Field(default_factory=list)
-    #: A question whose subject is the user ("Do I have any allergies?", "我住在哪？"). The floor does not
-    #: lower its bar for it: unrelated questions are asked about the user too ("what did my accountant
-    #: say ..."), and on LongMemEval that relief let them through (docs/benchmark-log.md).
+    #: Whether recall read the query as a question about the asker's own life ("What is my job?", "How
+    #: old am I?", "When does the renovation finish?"): the classifier ``SentenceKinds.about_asker``, by
+    #: which such a question anchors on weaker evidence and may be offered a standing fact
+    #: (pipeline.py). Set by recall; ``False`` when it stopped before reading the query (an empty
+    #: namespace, small talk). It was a pattern of its own ("my", "I" in a question) that recall no
+    #: longer used, so the inspector showed "no" for "How old am I?" while recall treated it as one.
     about_user: bool = False
     #: The query refers to the last conversation as a whole ("What did we conclude last time?",
     #: "上次聊了什么？"): a time expression whose unit is a session, not a calendar unit. When nothing

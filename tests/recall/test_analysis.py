@@ -102,18 +102,6 @@ def test_absolute_dates(text: str, start: datetime, end: datetime) -> None:
     assert window is not None and (window.start, window.end) == (start, end)
 
 
-def test_questions_about_the_user_are_recognised() -> None:
-    from hindsight_core.recall.analysis import is_about_user
-
-    assert is_about_user("Do I have any allergies?")
-    assert is_about_user("Where does my sister live?")
-    assert not is_about_user("Which Kubernetes version are we running on the staging cluster?")
-    assert is_about_user("我对什么过敏？")
-    assert not is_about_user("How do I configure BGP peering on a Juniper router?")
-    assert not is_about_user("Can you help me write an email?")
-    assert not is_about_user("What is the capital of Peru?")
-
-
 @pytest.mark.parametrize("text", [
     "Where did I live in January?", "What have I told you about my sister?", "Where have I lived?",
     "How long have my parents been staying with me?", "What has Melanie painted?", "Has he been to Paris?",

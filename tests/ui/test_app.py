@@ -137,6 +137,20 @@ def test_recall_playground_says_a_small_talk_message_searches_nothing(client: Te
     assert 'id="small-talk"' not in asked
 
 
+@pytest.mark.parametrize(("query", "about"), [
+    ("How old am I?", "yes"), ("When does the renovation finish?", "yes"), ("Do I have any food allergies?", "yes"),
+    ("What is the capital of Peru?", "no"), ("How do I configure BGP peering on a Juniper router?", "no"),
+])
+def test_recall_playground_says_whether_recall_read_a_question_about_the_user(
+    client: TestClient, recorded: Recorded, query: str, about: str,
+) -> None:
+    """"about the user" is what recall decided by (a question about the asker anchors on weaker evidence):
+    it was a pattern of its own, which said "no" for "How old am I?" while recall read it as one."""
+    html = client.get("/recall?" + urlencode({"ns": NS, "q": query})).text
+    assert f"about the user: {about}" in html
+    assert recorded.engine.recall(query, NS, track=False).analysis.about_user is (about == "yes")
+
+
 #: The engine's internal names that a page must not show as labels (issue 39).
 JARGON = ("ln A", "anchor bar", "keep bar", "zsum", "rrf", "evidence z=", "coverage=", ">z<", "anchored")
 
