@@ -213,8 +213,9 @@ class RecallPipeline:
         with self._lock:
             if self._background is None:
                 english, chinese = split_background()
-                self._background = (self.embedder.embed_documents(english), self.embedder.embed_documents(chinese))
-                self._cross_lingual_scale = cross_lingual_scale(*self._background)
+                background = (self.embedder.embed_documents(english), self.embedder.embed_documents(chinese))
+                self._cross_lingual_scale = cross_lingual_scale(*background)
+                self._background = background
             return self._background
 
     def corpus(self, namespace: str, include_cold: bool, as_of: datetime | None = None) -> Corpus:
@@ -815,8 +816,7 @@ class RecallPipeline:
         def asks(j: int) -> bool:
             """Whether a turn is a question (its row as ``role_of`` reads it): a question states no value,
             so it is never the value an update replaces or the one that replaces it (supersede.py)."""
-            row = fresh.get(corpus.memories.id_at(j))
-            return is_question((row if row is not None else corpus.memories[j]).content)
+            return is_question(self._row_at(corpus, fresh, j).content)
 
         def nearest(mid: str, later: bool) -> str | None:
             """The closest memory on one side in time, among what the same speaker said in other
@@ -1025,10 +1025,15 @@ class RecallPipeline:
         erased since the snapshot has none)."""
 
         def role_of(i: int) -> str | None:
-            row = fresh.get(corpus.memories.id_at(i))
-            return (row if row is not None else corpus.memories[i]).role
+            return RecallPipeline._row_at(corpus, fresh, i).role
 
         return role_of
+
+    @staticmethod
+    def _row_at(corpus: Corpus, fresh: dict[str, Memory], i: int) -> Memory:
+        """A snapshot position's row: the candidate's fresh one, else the snapshot's (read once, kept)."""
+        row = fresh.get(corpus.memories.id_at(i))
+        return row if row is not None else corpus.memories[i]
 
     def _two_sided_z(
         self, query: str, query_vector: np.ndarray, base: LanguageBaselines, ids: Sequence[str],
