@@ -739,7 +739,7 @@ def _append(
     corpus.occurred = growth.occurred.append(np.asarray([to_ts(m.occurred_at) for m in fresh], dtype=np.float64))
     corpus.by_recency, corpus.recency_keys = _merged_recency(cached, corpus.occurred, n0)
     moments = cached.moments or VectorMoments.empty(corpus.vectors.shape[1])
-    corpus.moments = moments.plus(vectors)
+    corpus.moments = moments.of(corpus.vectors)
     corpus.layers = cached.layers | frozenset(m.layer for m in fresh)
     corpus.cold = growth.cold.view()
     corpus.has_superseded = cached.has_superseded
@@ -777,7 +777,7 @@ def columns(corpus: Corpus) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     growth = corpus.growth
     assert growth is not None
     n = corpus.size
-    moments = corpus.moments or VectorMoments.empty(corpus.vectors.shape[1])
+    moments = corpus.moments or VectorMoments.empty(corpus.vectors.shape[1])  # its tail: the last rows
     rows, row_arrays = corpus.memories.columns()
     vocabulary, arrays = corpus.keyword.columns()
     entity_keys = list(corpus.entities)
@@ -855,7 +855,8 @@ def restore(namespace: str, include_cold: bool, fetch: Callable[[Sequence[str]],
     corpus.standing_index = growth.standing_index.view(members_below(n))
     corpus.occurred = growth.occurred.view()
     corpus.by_recency, corpus.recency_keys = arrays["by_recency"], arrays["recency_keys"]
-    corpus.moments = VectorMoments(int(values["moments_count"]), arrays["moments_mean"], arrays["moments_scatter"])
+    folded = int(values["moments_count"])
+    corpus.moments = VectorMoments(folded, arrays["moments_mean"], arrays["moments_scatter"], corpus.vectors[folded:n])
     corpus.layers = frozenset(Layer(v) for v in values["layers"])
     corpus.cold = growth.cold.view()
     corpus.has_superseded = bool(values["has_superseded"])

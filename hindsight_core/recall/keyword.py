@@ -128,6 +128,10 @@ class KeywordIndex:
         #: Per document, its terms (the relevance floor's keyword coverage reads them).
         self.terms = DocumentTerms()
         self._total_length = 0
+        #: How many terms have each document frequency (df -> terms): BM25Okapi's average idf over the
+        #: vocabulary from a few hundred distinct frequencies, not a pass over every term, which cost a
+        #: recall right after a write milliseconds (each write makes a new view, whose average is new).
+        self._terms_by_df: dict[int, int] = {}
         #: Documents indexed so far.
         self.size = 0
         self.extend(documents)
@@ -175,6 +179,9 @@ class KeywordIndex:
             for j, term in enumerate(vocabulary)
         }
         index._vocabulary = list(vocabulary)
+        df = np.diff(offsets)
+        frequencies, terms = np.unique(df[df > 0], return_counts=True)
+        index._terms_by_df = dict(zip(frequencies.tolist(), terms.tolist(), strict=True))
         lengths = columns["kw_lengths"]
         index._lengths = _Growable.of(lengths)
         index.terms = DocumentTerms(vocabulary, columns["kw_term_offsets"], columns["kw_term_numbers"])
@@ -190,11 +197,19 @@ class KeywordIndex:
             counts: dict[str, int] = {}
             for token in tokens:
                 counts[token] = counts.get(token, 0) + 1
+            by_df = self._terms_by_df
             for term, tf in counts.items():
                 postings = self._postings.get(term)
                 if postings is None:
                     postings = self._postings[term] = _Postings()
                     self._vocabulary.append(term)
+                df = postings.size
+                if df:
+                    if by_df[df] == 1:
+                        del by_df[df]
+                    else:
+                        by_df[df] -= 1
+                by_df[df + 1] = by_df.get(df + 1, 0) + 1
                 postings.add(doc, tf)
             self._lengths.append(len(tokens))
             self._total_length += len(tokens)
@@ -212,15 +227,20 @@ class KeywordIndex:
         return self.view(self.size).top(query_terms, n)
 
     def view(self, size: int) -> KeywordView:
-        return KeywordView(self, size, self._total_length if size == self.size else
-                           int(self._lengths.array[:size].sum()))
+        """The first ``size`` documents. A view of every document (what a new snapshot takes, under its
+        growth lock) keeps a copy of the document-frequency counts its average idf is read from."""
+        if size == self.size:
+            return KeywordView(self, size, self._total_length, dict(self._terms_by_df))
+        return KeywordView(self, size, int(self._lengths.array[:size].sum()))
 
 
 class KeywordView:
     """The index as it was with ``size`` documents (what one corpus snapshot searches)."""
 
-    def __init__(self, index: KeywordIndex, size: int, total_length: int) -> None:
+    def __init__(self, index: KeywordIndex, size: int, total_length: int,
+                 terms_by_df: dict[int, int] | None = None) -> None:
         self._index = index
+        self._terms_by_df = terms_by_df
         self.size = size
         self._avgdl = total_length / size if size else 0.0
         self.terms = index.terms  # indexes below ``size`` only are read
@@ -249,7 +269,13 @@ class KeywordView:
 
     def _average(self) -> float:
         """BM25Okapi's average idf over the vocabulary (its floor for negative idfs)."""
-        if self._average_idf is None:
+        if self._average_idf is None and self._terms_by_df is not None:
+            df = np.fromiter(self._terms_by_df, dtype=np.float64, count=len(self._terms_by_df))
+            counts = np.fromiter(self._terms_by_df.values(), dtype=np.float64, count=df.size)
+            self._average_idf = (
+                float(counts @ (np.log(self.size - df + 0.5) - np.log(df + 0.5)) / counts.sum()) if df.size else 0.0
+            )
+        if self._average_idf is None:  # an older view: each term's frequency below its size
             postings = self._index._postings
             terms = self._index._vocabulary[: self._known]
             df = np.fromiter((postings[t].count_below(self.size) for t in terms), dtype=np.float64, count=len(terms))
@@ -462,6 +488,11 @@ class _Postings:
         postings = cls.__new__(cls)
         postings._docs, postings._tfs = _Growable.of(docs), _Growable.of(tfs)
         return postings
+
+    @property
+    def size(self) -> int:
+        """Documents holding the term (in every view: its document frequency in the whole index)."""
+        return self._docs._n
 
     def add(self, doc: int, tf: int) -> None:
         self._docs.append(doc)

@@ -7,14 +7,16 @@ Both follow from what is known without that pass:
 
 - the cosine ``q·x`` over the snapshot's vectors has mean ``q·μ`` and variance ``qᵀΣq`` (``μ`` the mean
   vector, ``Σ`` the covariance): ``VectorMoments`` keeps ``μ`` and the scatter matrix ``nΣ`` per
-  snapshot, combined exactly when rows are appended, so a query costs O(d²) whatever the size;
+  snapshot, combined exactly when rows are appended, so a query costs O(d²) whatever the size; the rows
+  a chat's writes append are kept aside (a view) and their cosines combined with the kept moments at
+  query time, so a write does not pay a d x d update;
 - BM25 is zero for every document that holds none of the query's terms, so its moments are sums over
   the documents the keyword index already walks (``Spread.of_sparse``)."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -53,22 +55,48 @@ class VectorMoments:
     """Count, mean and scatter (sum of the outer products of the centred rows) of a snapshot's vectors.
 
     A new snapshot combines its predecessor's moments with those of its appended rows (Chan et al.'s
-    pairwise update), so a write costs O(rows·d²) and never revisits the namespace. 147k floats at d=384."""
+    pairwise update), so a write never revisits the namespace. Rows appended one write at a time are
+    first kept as ``tail`` (a view of the snapshot's vectors, no copy) and folded into the scatter once
+    there are ``TAIL`` of them: a d x d update per write (147k floats at d=384) was a third of what a
+    recall right after a write paid for its new snapshot, and :meth:`spread` combines the tail's cosines
+    with the folded moments in O(tail·d)."""
 
-    count: int
+    count: int  # rows folded into ``mean`` and ``scatter``
     mean: np.ndarray  # (d,) float64
     scatter: np.ndarray  # (d, d) float64
+    #: Rows after the folded ones, not in ``mean`` or ``scatter`` yet.
+    tail: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
 
     #: Rows per block when a whole namespace is summed (bounds the temporary centred copy).
     BLOCK = 8192
+    #: Rows kept unfolded at most: folding them costs one (TAIL x d) product, and a query O(TAIL·d).
+    TAIL = 256
+
+    @property
+    def rows(self) -> int:
+        """Rows these moments describe, folded or not."""
+        return self.count + len(self.tail)
+
+    def of(self, vectors: np.ndarray) -> VectorMoments:
+        """The moments of ``vectors``, a snapshot's rows whose first :attr:`rows` these moments already
+        describe (an append's new snapshot): the new rows join the tail, a view of ``vectors``."""
+        if len(vectors) - self.count >= self.TAIL:
+            return self.folded().plus(vectors[self.rows :])
+        return VectorMoments(self.count, self.mean, self.scatter, vectors[self.count :])
+
+    def folded(self) -> VectorMoments:
+        """The same moments with the tail folded in (what a snapshot file keeps)."""
+        if not len(self.tail):
+            return self
+        return VectorMoments(self.count, self.mean, self.scatter).plus(self.tail)
 
     @staticmethod
     def empty(dim: int) -> VectorMoments:
         return VectorMoments(0, np.zeros(dim, dtype=np.float64), np.zeros((dim, dim), dtype=np.float64))
 
     def plus(self, rows: np.ndarray) -> VectorMoments:
-        """These moments with ``rows`` appended."""
-        out = self
+        """These moments with ``rows`` appended, all folded."""
+        out = self.folded()
         for start in range(0, len(rows), self.BLOCK):
             out = out._combined(rows[start : start + self.BLOCK])
         return out
@@ -101,8 +129,15 @@ class VectorMoments:
 
     def spread(self, query: np.ndarray) -> Spread:
         """Mean and standard deviation of ``query · x`` over the rows."""
-        if not self.count:
+        if not self.rows:
             return Spread(0.0, 0.0)
         q = np.asarray(query, dtype=np.float64)
-        variance = float(q @ self.scatter @ q) / self.count
-        return Spread(float(q @ self.mean), math.sqrt(max(variance, 0.0)))
+        n, mean = self.count, float(q @ self.mean) if self.count else 0.0
+        squares = float(q @ self.scatter @ q) if self.count else 0.0  # n x variance
+        if len(self.tail):  # the two groups' cosines combined (Chan et al.), in one dimension
+            values = self.tail @ q
+            k, own = len(values), float(values.mean())
+            delta = own - mean
+            squares += float(np.square(values - own).sum()) + delta * delta * n * k / (n + k)
+            n, mean = n + k, mean + delta * k / (n + k)
+        return Spread(mean, math.sqrt(max(squares / n, 0.0)))

@@ -51,6 +51,30 @@ def test_keyword_index_scores_like_bm25okapi_while_growing() -> None:
     assert best and all("花生" in docs[i] or "过敏" in docs[i] for i, _ in best)
 
 
+def test_each_new_view_floors_negative_idfs_at_bm25okapis_average() -> None:
+    """A write makes a new view, whose average idf over the vocabulary (BM25Okapi's floor for a term in
+    more than half the documents) is read from the index's counts of terms per document frequency; a
+    view loaded from a snapshot file reads the same counts from its columns."""
+    rng = np.random.default_rng(1)
+    words = [f"w{i}" for i in range(60)]
+    p = 1.0 / np.arange(1, len(words) + 1)
+    p /= p.sum()
+    docs = [" ".join(rng.choice(words, size=int(rng.integers(0, 8)), p=p)) for _ in range(120)]
+    tokens = [tokenize(d) or ["\x00"] for d in docs]
+    index = KeywordIndex(docs[:10])
+    floored = 0
+    for n in range(11, len(docs) + 1):
+        index.extend([docs[n - 1]])
+        view, reference = index.view(n), BM25Okapi(tokens[:n])
+        loaded = KeywordIndex.from_columns(*view.columns()).view(n)
+        for term in ("w0", "w1", "w2"):  # frequent enough to be floored
+            expected = reference.idf.get(term, 0.0)
+            assert np.isclose(view.idf(term), expected, atol=1e-12), (n, term)
+            assert np.isclose(loaded.idf(term), expected, atol=1e-12), (n, term)
+            floored += view._df(term) > n / 2
+    assert floored > 20  # the floor was what was checked
+
+
 def _snapshot_matches_rebuild(hs: Hindsight) -> None:
     pipeline = hs._recall._pipeline()
     live = pipeline.corpus(NS, False)
@@ -65,7 +89,7 @@ def _snapshot_matches_rebuild(hs: Hindsight) -> None:
     # the recency order and the vectors' moments, kept up by appending, are those of the whole snapshot
     assert np.array_equal(live.by_recency, np.argsort(-live.occurred, kind="stable"))
     assert np.array_equal(live.recency_keys, -live.occurred[live.by_recency])
-    assert live.moments is not None and live.moments.count == live.size
+    assert live.moments is not None and live.moments.rows == live.size
     query = live.vectors[0]
     spread = live.moments.spread(query)
     assert np.isclose(spread.mean, float((live.vectors @ query).astype(np.float64).mean()), atol=1e-7)

@@ -234,6 +234,32 @@ def test_zsum_on_the_candidates_alone_scores_them_as_over_the_whole_namespace() 
     assert len(rows) < n / 4
 
 
+def test_moments_kept_one_write_at_a_time_spread_as_the_whole_namespace() -> None:
+    """A write's rows wait in the moments' tail (a view of the snapshot's vectors) until there are
+    ``TAIL`` of them; the spread read from the folded part and the tail is every row's, and an older
+    snapshot's moments stay its own."""
+    from hindsight_core.recall.moments import VectorMoments
+
+    rng = np.random.default_rng(5)
+    vectors = rng.standard_normal((700, 24)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    queries = rng.standard_normal((5, 24))
+    moments = VectorMoments.empty(24).plus(vectors[:100])
+    kept = []
+    for n in range(101, 701):
+        moments = moments.of(vectors[:n])
+        assert moments.rows == n and len(moments.tail) < VectorMoments.TAIL
+        if n % 97 == 0:
+            kept.append((n, moments))
+    assert moments.count > 100  # folded on the way
+    for n, older in [*kept, (700, moments), (700, moments.folded())]:
+        for q in queries:
+            spread, sims = older.spread(q), vectors[:n] @ q
+            assert np.isclose(spread.mean, float(sims.astype(np.float64).mean()), atol=1e-9), n
+            assert np.isclose(spread.std, float(sims.astype(np.float64).std()), atol=1e-9), n
+    assert VectorMoments.empty(24).of(vectors[:3]).spread(queries[0]).std > 0
+
+
 def test_floor_needs_an_anchor_that_grows_with_the_namespace() -> None:
     from hindsight_core.recall.config import RecallConfig
     from hindsight_core.recall.floor import Evidence, anchor_threshold, apply_floor
