@@ -87,7 +87,7 @@ class Workload:
         sys.path.insert(0, str(Path.cwd() / "benchmarks"))
         import chromadb
         from chromadb.config import Settings
-        from scale import Conversations, EngineCollection, load, settle
+        from scale import Conversations, load, settle
 
         from hindsight_core import Hindsight
         from hindsight_core.embeddings.hashed import HashedWordEmbedder
@@ -111,7 +111,13 @@ class Workload:
         if workdir is not None:
             self.hs.recall(self.queries[0], self.ns, track=False)
             settle(self.hs)
-            self.floor = EngineCollection(root / "data", self.ns).collection
+            # the engine's own collection through its own client: a second client on the directory in
+            # this process made each recall after a write wait for Chroma to reload the index (40 ms, once 8 s)
+            found: list[Any] = []
+            self.hs._recall._pipeline().vectors._on(  # type: ignore[attr-defined]
+                self.ns, "episodic", False, lambda collection, where: found.append((collection, where)))
+            assert found and found[0][1] is None, "the namespace has no collection of its own"
+            self.floor = found[0][0]
         else:
             con = sqlite3.connect(root / "data" / "hindsight.sqlite3")
             rows = con.execute(

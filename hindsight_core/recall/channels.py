@@ -3,7 +3,7 @@ best first; they differ in what "relevant" means (meaning, words, time, names, h
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -96,13 +96,23 @@ def _top(inp: ChannelInput, indexes: Sequence[int] | np.ndarray, scores: np.ndar
             for j in best_first(values, inp.n, lambda j: inp.allowed(int(rows[j])))]
 
 
-def vector_channel(inp: ChannelInput, vectors: VectorIndex, query_vector: np.ndarray) -> Ranked:
-    """Nearest neighbours in each layer's collection, merged by cosine. Cold memories are out of the
-    index by design; when asked for they are scored directly from their stored vectors."""
+def vector_channel(inp: ChannelInput, vectors: VectorIndex, query_vector: np.ndarray, similarity: Similarity,
+                   scanned: Mapping[Layer, np.ndarray]) -> Ranked:
+    """Nearest neighbours in each layer's collection, merged by cosine. A layer in ``scanned`` (its rows'
+    positions in the snapshot: a layer the index keeps in a collection shared with other namespaces) is
+    scored exactly from the snapshot instead, which holds what the index holds. Cold memories are out of
+    the index by design; when asked for they are scored directly from their stored vectors."""
     hits: dict[str, float] = {}
+    ids = inp.corpus.memories.id_at
     for layer in inp.layers:
         if layer not in inp.corpus.layers:
             continue  # an empty collection still costs a query
+        rows = scanned.get(layer)
+        if rows is not None:
+            sims = similarity(rows)
+            for j in best_first(sims, inp.n, _any):
+                hits[ids(int(rows[j]))] = float(sims[j])
+            continue
         for hit in vectors.query(inp.namespace, layer.value, query_vector, inp.n):
             if hit.memory_id in inp.corpus.position:
                 hits[hit.memory_id] = max(hit.similarity, hits.get(hit.memory_id, -1.0))
@@ -112,6 +122,10 @@ def vector_channel(inp: ChannelInput, vectors: VectorIndex, query_vector: np.nda
         for i, sim in zip(cold, sims, strict=True):
             hits[inp.corpus.memories.id_at(i)] = float(sim)
     return sorted(hits.items(), key=lambda kv: -kv[1])[: inp.n]
+
+
+def _any(_: int) -> bool:
+    return True
 
 
 def keyword_channel(inp: ChannelInput, docs: np.ndarray, scores: np.ndarray) -> Ranked:

@@ -86,6 +86,8 @@ class Corpus:
     moments: VectorMoments | None = None
     #: Layers present, indexes of cold memories, whether the namespace holds superseded memories.
     layers: frozenset[Layer] = frozenset()
+    #: Each memory's layer as its number in ``LAYER_CODES`` (:meth:`rows_of`).
+    layer_codes: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint8))
     cold: Sequence[int] = field(default_factory=list)
     has_superseded: bool = False
     #: The change log's position this snapshot reflects, and the namespace's largest memory seq in it.
@@ -120,6 +122,10 @@ class Corpus:
             return None
         return before if role_of(before) != role_of(i) else None
 
+    def rows_of(self, layer: Layer) -> np.ndarray:
+        """Positions of the memories of ``layer``, ascending (one pass over a byte per memory)."""
+        return np.flatnonzero(self.layer_codes[: self.size] == _LAYER_CODE[layer])
+
     @property
     def key_pair(self) -> tuple[str, bool]:
         namespace, include_cold = self.key[0], self.key[1]
@@ -138,7 +144,7 @@ class _Growth:
                  reply: np.ndarray | None = None, cjk: Sequence[bool] = (), standing: Sequence[tuple[str, ...]] = (),
                  entities: dict[str, list[int]] | None = None, entity_names: dict[str, str] | None = None,
                  standing_index: dict[str, list[int]] | None = None, last_in_session: dict[str, int] | None = None,
-                 cold: Sequence[int] = ()) -> None:
+                 cold: Sequence[int] = (), layer_codes: np.ndarray | None = None) -> None:
         self.vectors = GrowingArray(vectors)
         self.keyword = keyword
         self.ids: GrowingList[str] = GrowingList(ids)
@@ -148,6 +154,7 @@ class _Growth:
         self.reply = GrowingArray(reply if reply is not None else np.zeros(0, dtype=bool))
         self.cjk: GrowingList[bool] = GrowingList(cjk)
         self.cjk_mask = GrowingArray(np.asarray(cjk, dtype=bool))
+        self.layer_codes = GrowingArray(layer_codes if layer_codes is not None else np.zeros(0, dtype=np.uint8))
         self.standing: GrowingList[tuple[str, ...]] = GrowingList(standing)
         self.entities: GrowingMap[list[int]] = GrowingMap(entities)
         self.entity_names: GrowingMap[str] = GrowingMap(entity_names)
@@ -734,6 +741,7 @@ def _append(
     corpus.neighbours = Neighbours(all_previous, following)
     corpus.cjk = growth.cjk.view()
     corpus.cjk_mask = growth.cjk_mask.append(np.asarray(cjk, dtype=bool))
+    corpus.layer_codes = growth.layer_codes.append(np.asarray([_LAYER_CODE[m.layer] for m in fresh], dtype=np.uint8))
     corpus.standing = growth.standing.view()
     corpus.standing_index = growth.standing_index.view(members_below(n))
     corpus.occurred = growth.occurred.append(np.asarray([to_ts(m.occurred_at) for m in fresh], dtype=np.float64))
@@ -836,7 +844,7 @@ def restore(namespace: str, include_cold: bool, fetch: Callable[[Sequence[str]],
         cjk=cjk.tolist(), standing=standing, entities=dict(zip(entity_keys, _lists(arrays, "entity"), strict=True)),
         entity_names=dict(zip(entity_keys, values["entity_names"], strict=True)), standing_index=standing_index,
         last_in_session={str(k): int(v) for k, v in values["last_in_session"].items()},
-        cold=[int(i) for i in values["cold"]],
+        cold=[int(i) for i in values["cold"]], layer_codes=arrays["layer_codes"],
     )
     memories = MemoryRows(namespace, fetch, ids, arrays["layer_codes"], arrays["digests"],
                           (arrays["session_codes"], values["session_names"]))
@@ -850,6 +858,7 @@ def restore(namespace: str, include_cold: bool, fetch: Callable[[Sequence[str]],
     corpus.reply = growth.reply.view()
     corpus.neighbours = Neighbours(corpus.previous, corpus.following)
     corpus.cjk_mask = growth.cjk_mask.view()
+    corpus.layer_codes = growth.layer_codes.view()
     corpus.cjk = growth.cjk.view()
     corpus.standing = growth.standing.view()
     corpus.standing_index = growth.standing_index.view(members_below(n))

@@ -70,7 +70,7 @@ from hindsight_core.text.clauses import clauses
 from hindsight_core.text.script import is_cjk
 from hindsight_core.text.tokens import TokenCounter, truncate_to_tokens
 from hindsight_core.types import Activation, Layer, Memory, Status
-from hindsight_core.vectors.base import LoadsInBackground, VectorIndex
+from hindsight_core.vectors.base import LoadsInBackground, SharesCollections, VectorIndex
 from hindsight_core.write.outbox import ACTIVATION, VECTOR, OutboxApplier, unreachable
 
 
@@ -701,7 +701,7 @@ class RecallPipeline:
         matrix-vector product costs less than an index query (docs/benchmark-log.md, "Exact scan or
         index"), and while the namespace's collections are not loaded in this process (the first query
         would wait seconds for the index to load; it loads in the background after this recall, see
-        :meth:`load_indexes`). The one place that choice is made."""
+        :meth:`load_indexes`). With :meth:`_scanned_layers`, the one place that choice is made."""
         limit = self.recall_config.exact_vector_max_memories
         if past or 0 < inp.corpus.size <= limit:
             return True
@@ -716,6 +716,23 @@ class RecallPipeline:
             for layer in unloaded:
                 self._to_load.setdefault((inp.namespace, layer), query_vector)
         return True
+
+    def _scanned_layers(self, inp: ch.ChannelInput) -> dict[Layer, np.ndarray]:
+        """The layers the vector channel scans in the snapshot (their rows' positions) while it queries
+        the index for the others: those whose few entries the index keeps in a collection shared with
+        other namespaces (``SharesCollections``: Chroma's namespace filter there cost 35-50 ms a query
+        with 100k memories stored, where a scan of under a thousand rows costs microseconds), as long as
+        they are few enough for a scan (``exact_vector_max_memories``; 0 reads the index always)."""
+        index, limit = self.vectors, self.recall_config.exact_vector_max_memories
+        if not isinstance(index, SharesCollections) or not limit:
+            return {}
+        scanned = {}
+        for layer in inp.layers:
+            if layer in inp.corpus.layers and index.shared(inp.namespace, layer.value):
+                rows = inp.corpus.rows_of(layer)
+                if rows.size <= limit:
+                    scanned[layer] = rows
+        return scanned
 
     def load_indexes(self) -> None:
         """Load, in the background, the vector collections recalls scanned around (called after a
@@ -733,7 +750,7 @@ class RecallPipeline:
         if self._scans_vectors(inp, query_vector, past):
             return ch.vector_from_snapshot(inp, similarity)
         try:
-            ranked = ch.vector_channel(inp, self.vectors, query_vector)
+            ranked = ch.vector_channel(inp, self.vectors, query_vector, similarity, self._scanned_layers(inp))
         except Exception as exc:
             if not unreachable(exc):
                 raise

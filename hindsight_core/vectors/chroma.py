@@ -580,6 +580,10 @@ class ChromaVectorIndex:
         return [[VectorHit(mid, 1.0 - float(d)) for mid, d in zip(ids, distances, strict=True)]
                 for ids, distances in zip(result["ids"], result["distances"], strict=True)]
 
+    def shared(self, namespace: str, layer: str) -> bool:
+        with _backend("query"):
+            return self._own(namespace, layer) is None
+
     def count(self, namespace: str, layer: str) -> int:
         with _backend("count"):
             return int(self._on(namespace, layer, False, lambda c, where: (

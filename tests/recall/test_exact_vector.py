@@ -47,17 +47,22 @@ QUERIES = ["What am I allergic to?", "Where does my sister live?", "Tell me abou
 
 
 class CountingChroma(ChromaVectorIndex):
-    """The real embedded Chroma index, counting its queries; while ``down`` is set a query fails as an
-    unreachable server would."""
+    """The real embedded Chroma index, counting its queries (and the layers queried); while ``down`` is
+    set a query fails as an unreachable server would."""
 
     queries = 0
     down = False
 
-    def query(self, *args: Any, **kwargs: Any) -> Any:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.layers_queried: list[str] = []
+
+    def query(self, namespace: str, layer: str, *args: Any, **kwargs: Any) -> Any:
         if self.down:
             raise BackendUnavailableError("vector index: chroma is down")
         self.queries += 1
-        return super().query(*args, **kwargs)
+        self.layers_queried.append(layer)
+        return super().query(namespace, layer, *args, **kwargs)
 
 
 @pytest.fixture
@@ -147,3 +152,31 @@ def test_best_first_is_a_stable_sort_of_the_allowed_rows() -> None:
         expected = [int(i) for i in np.argsort(-scores, kind="stable") if allowed(int(i))][:n]
         assert best_first(scores, n, allowed) == expected
     assert best_first(scores[:3], 10, lambda i: True) == [int(i) for i in np.argsort(-scores[:3], kind="stable")]
+
+
+def test_a_layer_kept_in_a_shared_collection_is_scanned_beside_the_namespaces_own_index(
+        tmp_path: Path, embedder: Any) -> None:
+    """A namespace large enough for the index whose few facts sit in a pool shared with other namespaces:
+    the pool's namespace filter cost 35-50 ms a query with 100k memories stored, so the facts are scored
+    from the snapshot, and rank as the pool ranks them; the episodes' own collection is still queried."""
+    chroma = CountingChroma(tmp_path / "chroma", own_collection_at=len(EPISODES))
+    clock = FixedClock(T0 + timedelta(days=30))
+    with Hindsight(tmp_path / "data", embedder=embedder, vector_index=chroma, clock=clock,
+                   background_consolidation=False) as hs:
+        _fill(hs)
+        assert chroma.shared(NS, "semantic") and not chroma.shared(NS, "episodic")
+        for query in QUERIES:
+            hs.config.recall.exact_vector_max_memories = 0  # the index for every layer
+            indexed = _vector_channel(hs, query, layers=["semantic"])
+            mixed = _vector_channel(hs, query)
+            hs.config.recall.exact_vector_max_memories = len(FACTS)  # the facts, not the namespace
+            chroma.layers_queried.clear()
+            scanned = _vector_channel(hs, query, layers=["semantic"])
+            assert chroma.layers_queried == [], query
+            assert [mid for mid, _ in scanned] == [mid for mid, _ in indexed], query
+            assert np.allclose([s for _, s in scanned], [s for _, s in indexed], atol=1e-4)
+            both = _vector_channel(hs, query)
+            assert chroma.layers_queried == ["episodic"], query
+            assert [mid for mid, _ in both] == [mid for mid, _ in mixed], query
+        result = hs.recall("What am I allergic to?", NS, layers=["semantic"])
+        assert result.memories and "peanuts" in result.memories[0].content
