@@ -11,6 +11,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +90,7 @@ def _snapshot_matches_rebuild(hs: Hindsight) -> None:
     # the recency order and the vectors' moments, kept up by appending, are those of the whole snapshot
     assert np.array_equal(live.by_recency, np.argsort(-live.occurred, kind="stable"))
     assert np.array_equal(live.recency_keys, -live.occurred[live.by_recency])
+    assert np.array_equal(live.occurred, rebuilt.occurred)
     assert live.moments is not None and live.moments.rows == live.size
     query = live.vectors[0]
     spread = live.moments.spread(query)
@@ -118,6 +120,31 @@ def test_writes_extend_the_snapshot_and_recall_sees_them(tmp_path: Path, embedde
         assert hs.forget(gone.id, namespace=NS)
         assert all(h.memory.id != gone.id for h in hs.recall("What should I buy for my dog?", NS, k=5).hits)
         _snapshot_matches_rebuild(hs)
+
+
+def test_a_memory_whose_time_moved_is_retimed_in_the_snapshot_not_rebuilt(tmp_path: Path, embedder) -> None:
+    """Consolidation moves a distilled fact to the time of the latest episode that corroborates it; the
+    snapshot takes the new time (a rebuild took seconds at 100k memories, on every corroboration), the
+    one a recall was using keeps the old, and a question about that day finds the fact there."""
+    t0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+    with Hindsight(tmp_path / "data", embedder=embedder) as hs:
+        hs.record_many([{"content": t, "session_id": "s1", "occurred_at": t0 + timedelta(hours=i)}
+                        for i, t in enumerate(TURNS)], namespace=NS)
+        hs.recall("dog", NS)
+        first = hs._recall._pipeline().corpus(NS, False)
+        fact = next(m for m in first.memories if "vacuum" in m.content)
+        moved = t0 + timedelta(days=20)
+        with hs.store.transaction() as tx:
+            tx.update_memory(fact.model_copy(update={"occurred_at": moved}))
+        asked = "What did I tell you on March 22?"
+        result = hs.recall(asked, NS, now=moved + timedelta(days=1), track=False)
+        now = hs._recall._pipeline().corpus(NS, False)
+        assert now.growth is first.growth, "the snapshot was extended, not rebuilt"
+        i = now.position[fact.id]
+        assert now.occurred[i] == moved.timestamp() and first.occurred[i] == (t0 + timedelta(hours=1)).timestamp()
+        assert now.by_recency[0] == i and first.by_recency[0] != i
+        _snapshot_matches_rebuild(hs)
+        assert [h.memory.id for h in result.hits] == [fact.id]
 
 
 def test_another_writer_is_seen_through_the_change_log(tmp_path: Path, embedder) -> None:
