@@ -92,7 +92,7 @@ class Workload:
         from hindsight_core import Hindsight
         from hindsight_core.embeddings.hashed import HashedWordEmbedder
 
-        root = Path(tempfile.mkdtemp(prefix="recall-overhead-"))
+        self.root = root = Path(tempfile.mkdtemp(prefix="recall-overhead-"))
         embedder, conv = HashedWordEmbedder(), Conversations(seed=size)
         self.ns = "user:bench"
         if workdir is not None:
@@ -133,6 +133,11 @@ class Workload:
             self.turn(i)
             self.recall(i)
 
+    def close(self) -> None:
+        """Close the engine and remove the data (a copy of a 100k namespace is 650 MB)."""
+        self.hs.close()
+        shutil.rmtree(self.root, ignore_errors=True)
+
     def recall(self, i: int) -> None:
         self.hs.recall(self.queries[i % len(self.queries)], self.ns, track=False)
 
@@ -171,7 +176,7 @@ def serve(size: int, workdir: Path | None) -> None:
         own = work.call(op)(int(i))
         elapsed = (time.perf_counter() - wall, time.process_time() - cpu)
         print(*(own if isinstance(own, tuple) else elapsed), flush=True)
-    work.hs.close()
+    work.close()
 
 
 def side_by_side(trees: list[str], size: int, n: int, workdir: Path | None) -> None:
@@ -233,7 +238,7 @@ def profile(size: int, op: str, n: int, workdir: Path | None) -> None:
                 calls += ncalls
         if calls:
             print(f"| {label} | {total / n * 1000:.3f} | {calls / n:.1f} |")
-    work.hs.close()
+    work.close()
 
 
 def main() -> None:
