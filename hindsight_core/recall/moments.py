@@ -85,7 +85,7 @@ class VectorMoments:
         return VectorMoments(self.count, self.mean, self.scatter, vectors[self.count :])
 
     def folded(self) -> VectorMoments:
-        """The same moments with the tail folded in (what a snapshot file keeps)."""
+        """The same moments with the tail folded in."""
         if not len(self.tail):
             return self
         return VectorMoments(self.count, self.mean, self.scatter).plus(self.tail)
