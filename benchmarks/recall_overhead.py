@@ -111,8 +111,8 @@ class Workload:
         if workdir is not None:
             self.hs.recall(self.queries[0], self.ns, track=False)
             settle(self.hs)
-            # the engine's own collection through its own client: a second client on the directory in
-            # this process made each recall after a write wait for Chroma to reload the index (40 ms, once 8 s)
+            # the engine's own collection through the engine's client (one client per directory in a
+            # process, as Chroma asks), queried as the engine queries it
             found: list[Any] = []
             self.hs._recall._pipeline().vectors._on(  # type: ignore[attr-defined]
                 self.ns, "episodic", False, lambda collection, where: found.append((collection, where)))
