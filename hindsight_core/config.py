@@ -117,8 +117,11 @@ class RecallConfig(BaseModel):
     #: The vector channel of a namespace with at most this many memories is an exact scan of the recall
     #: snapshot's vectors (one matrix-vector product) instead of an index query: below about 10-20k
     #: memories the product is the faster, and it ranks exactly what the index approximates. Such a
-    #: recall does not read the vector index, so an index outage does not degrade it. 0: every namespace
-    #: queries the index (a point-in-time recall, ``as_of``, always scans).
+    #: recall does not read the vector index, so an index outage does not degrade it. In a larger
+    #: namespace, a layer with at most this many memories that the index keeps in a pool shared with other
+    #: namespaces (its facts while they are few) is scanned the same way beside the query of the
+    #: namespace's own collection. 0: every namespace queries the index (a point-in-time recall,
+    #: ``as_of``, always scans).
     exact_vector_max_memories: int = Field(default=10_000, ge=0)
     #: While a namespace's vector collection is not loaded in this process (the embedded Chroma loads a
     #: collection's HNSW index on its first query: seconds at 100k memories), the vector channel is an
