@@ -505,7 +505,7 @@ class Hindsight:
         return self._memories.history(memory_id, namespace=namespace)
 
     def sensory(self, namespace: str, session_id: str | None = None) -> Memory | None:
-        """The current turn: the last event this process recorded for the session (sensory memory)."""
+        """The current turn: the latest event recorded for the session, by any process (sensory memory)."""
         return self._memories.sensory(namespace, session_id)
 
     def namespaces(self) -> list[str]:
@@ -634,13 +634,11 @@ class Hindsight:
         return self._lifecycle.pin(memory_id, namespace=namespace, pinned=False)
 
     def _erase(self, namespace: str, seeds: Sequence[str], *, archived: bool = False) -> list[str]:
-        """One unit of work: the store erases, recall drops what it buffered of the ids; then the sensory
-        entries go."""
+        """One unit of work: the store erases, recall drops what it buffered of the ids."""
         with self._ctx.changes() as ch:
             gone = self._memories.erase(ch, namespace, seeds, archived=archived)
             if gone:
                 self._recall.discard_memories(namespace, gone)
-        self._memories.drop_sensory(gone)
         return gone
 
     # -- shared layers (sharing.py) ---------------------------------------------------------------
@@ -693,7 +691,6 @@ class Hindsight:
         for ns in known:
             self._lifecycle.after_purge(ns)  # files cannot roll back with the database: after commit
             self._starting.forget(ns)
-            self._memories.drop_sensory(namespace=ns)
         return count
 
     # -- lifecycle ---------------------------------------------------------------------------------

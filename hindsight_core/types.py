@@ -20,8 +20,8 @@ class Layer(StrEnum):
     PROCEDURAL = "procedural"
 
 
-#: Layers whose memories are stored durably and indexed (working memory is a view of episodes, and
-#: sensory memory, the last event recorded, is kept by the process: neither has rows of its own).
+#: Layers whose memories are stored durably and indexed (working memory and sensory memory, the last
+#: event recorded, are views of episodes: neither has rows of its own).
 PERSISTENT_LAYERS: tuple[Layer, ...] = (Layer.EPISODIC, Layer.SEMANTIC, Layer.PROCEDURAL)
 #: Roles (lower-cased) of the agent's side of a conversation: what it says restates or answers, it is not
 #: the user's testimony (consolidation does not take facts from it; its echo of a turn is that turn).

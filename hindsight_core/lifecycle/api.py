@@ -104,7 +104,7 @@ class LifecycleService:
                 key = (namespace, m.session_id)
                 self._since_trigger[key] += 1
                 if self._since_trigger[key] >= every:
-                    self._since_trigger[key] = 0
+                    del self._since_trigger[key]
                     due.append(m.session_id)
         for session in dict.fromkeys(due):
             self._worker.submit(namespace, session, "count")
@@ -215,6 +215,10 @@ class LifecycleService:
 
 
     def _run_background(self, namespace: str, session_id: str | None, trigger: str) -> None:
+        if trigger == "idle":  # the run takes what the session's count stood for: a session that went
+            # quiet leaves no counter behind (the process keeps state for active sessions only)
+            with self._counter_lock:
+                self._since_trigger.pop((namespace, session_id), None)
         report = self._consolidate(namespace, session_id, trigger)
         if report.status == "failed":
             log.warning("consolidation of %s/%s failed: %s", namespace, session_id, report.error)

@@ -588,6 +588,15 @@ class RelationalStore:
             limit=limit,
         )
 
+    def session_latest(self, namespace: str, session_id: str | None) -> Memory | None:
+        """The session's latest episodic memory (``None``: the latest of those with no session), by the
+        ``(namespace, session_id, seq)`` index."""
+        session = "session_id IS NULL" if session_id is None else "session_id = ?"
+        found = self.select(f"namespace = ? AND {session} AND layer = ?",
+                            (namespace, *([] if session_id is None else [session_id]), Layer.EPISODIC.value),
+                            order="seq DESC", limit=1)
+        return found[0] if found else None
+
     def delete_memories(self, ids: Sequence[str]) -> None:
         for start in range(0, len(ids), 500):
             chunk = list(ids[start : start + 500])

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from hindsight_core import Event, Hindsight, InvalidInputError, Kind, Layer, Memory, UnknownNamespaceError
+from hindsight_core.embeddings.base import Embedder
 from hindsight_core.types import Status
 
 
@@ -65,7 +67,36 @@ def test_sensory_is_the_current_turn(engine: Hindsight) -> None:
     assert engine.sensory("u:1", "s1") is None
     engine.record("first", namespace="u:1", session_id="s1")
     last = engine.record("what I am saying now", namespace="u:1", session_id="s1")
+    engine.record("another chat", namespace="u:1", session_id="s2")
+    no_session = engine.record("said outside any session", namespace="u:1")
     assert engine.sensory("u:1", "s1") == last
+    assert engine.sensory("u:1") == no_session
+    assert engine.sensory("u:2", "s1") is None
+
+
+def test_sensory_is_the_current_turn_after_a_restart(open_engine: Callable[[], Hindsight]) -> None:
+    """A restarted process still knows the current turn; an erased turn is no longer current."""
+    first = open_engine()
+    said = first.record("I'm booking the flight now", namespace="u:1", session_id="s1")
+    first.close()
+    restarted = open_engine()
+    assert restarted.sensory("u:1", "s1") == said
+    latest = restarted.record("window seat please", namespace="u:1", session_id="s1")
+    assert restarted.sensory("u:1", "s1") == latest
+    assert restarted.forget(latest.id, namespace="u:1")
+    assert restarted.sensory("u:1", "s1") == said
+
+
+def test_sensory_is_another_process_s_turn_in_a_shared_data_set(
+    tmp_path: Path, postgres_url: str, embedder: Embedder
+) -> None:
+    """Two app processes serving one user's chat on a shared database: the turn one recorded is the
+    current turn for the other."""
+    with Hindsight(tmp_path / "a", database_url=postgres_url, embedder=embedder) as one, \
+            Hindsight(tmp_path / "b", database_url=postgres_url, embedder=embedder) as other:
+        one.record("I'm booking the flight now", namespace="u:1", session_id="s1")
+        latest = other.record("window seat please", namespace="u:1", session_id="s1")
+        assert one.sensory("u:1", "s1") == latest
 
 
 def test_record_many_bulk_import_with_acknowledgements(engine: Hindsight) -> None:

@@ -116,6 +116,27 @@ def test_a_session_that_keeps_talking_is_not_consolidated_for_being_quiet(
     assert _until(lambda: "The user lives in Porto" in _semantic(hs, "user:t"))
 
 
+def test_a_session_consolidated_for_going_quiet_counts_its_episodes_afresh(
+    make_engine: Callable[..., Hindsight]
+) -> None:
+    """"Every N episodes" counts the episodes since the session's last run: the quiet-time run took the
+    first two, so one more episode is not the third. The process keeps no counter for a quiet session
+    (with thousands of users, one per session ever seen, for as long as it ran)."""
+    hs = make_engine(HindsightConfig(lifecycle=LifecycleConfig(consolidate_every=3, consolidate_idle_s=2.0)))
+
+    def done() -> int:
+        return hs.stats("user:c").namespaces["user:c"].consolidation_jobs.get("done", 0)
+
+    hs.record("I'm allergic to peanuts.", "user:c", session_id="s1", role="user")
+    hs.record("I live in Porto.", "user:c", session_id="s1", role="user")
+    assert _until(lambda: done() == 1)  # the quiet-time run
+    hs.record("I prefer aisle seats.", "user:c", session_id="s1", role="user")
+    assert hs.wait_for_consolidation(timeout=60)
+    assert done() == 1  # one new episode of three: no run (the quiet time comes two seconds later)
+    assert _until(lambda: done() == 2)
+    assert "The user prefers aisle seats" in _semantic(hs, "user:c")
+
+
 def test_quiet_sessions_off(make_engine: Callable[..., Hindsight]) -> None:
     hs = make_engine(HindsightConfig(lifecycle=LifecycleConfig(consolidate_every=50, consolidate_idle_s=0)))
     hs.record("I'm allergic to peanuts.", "user:z", session_id="s1", role="user")
