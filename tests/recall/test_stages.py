@@ -260,6 +260,24 @@ def test_moments_kept_one_write_at_a_time_spread_as_the_whole_namespace() -> Non
     assert VectorMoments.empty(24).of(vectors[:3]).spread(queries[0]).std > 0
 
 
+def test_moments_of_a_small_namespace_keep_no_d_by_d_matrix() -> None:
+    """A namespace below ``TAIL`` rows is all tail: its spread is read from its rows, and its moments
+    hold no scatter matrix (d x d, 1.2 MB at d=384 per snapshot kept, for a hundred memories); rows
+    folded later make one, and the spread is still every row's."""
+    from hindsight_core.recall.moments import VectorMoments
+
+    rng = np.random.default_rng(7)
+    vectors = rng.standard_normal((300, 384)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    q = rng.standard_normal(384)
+    small = VectorMoments.empty(384).of(vectors[:100])
+    assert small.scatter.nbytes == 0 and small.rows == 100
+    for moments, n in [(small, 100), (small.of(vectors), 300), (small.folded(), 100)]:
+        spread, sims = moments.spread(q), (vectors[:n] @ q).astype(np.float64)
+        assert np.isclose(spread.mean, sims.mean(), atol=1e-9) and np.isclose(spread.std, sims.std(), atol=1e-9)
+    assert small.of(vectors).scatter.shape == (384, 384)
+
+
 def test_floor_needs_an_anchor_that_grows_with_the_namespace() -> None:
     from hindsight_core.recall.config import RecallConfig
     from hindsight_core.recall.floor import Evidence, anchor_threshold, apply_floor
