@@ -532,6 +532,16 @@ class RecallPipeline:
         # its answer can be nowhere else, though e5 puts "trade" far from "I'm a plumber"
         history = bool(analysis.history_cues or window) or about_asker
         kept = apply_floor(evidence, cfg, history=history, size=corpus.size)
+        if analysis.last_conversation and window is None and all(is_question(fresh[mid].content) for mid in kept):
+            # "What did we conclude last time?" names no content to match: its answer is the last
+            # conversation itself, its time window, as "last week" names a week; what clears the floor
+            # may be a question the person asked in it ("Lease or buy the EV6?"), which concluded nothing.
+            # Before the offer below: "What did we talk about last time?" reads as a question about the
+            # asker, and its offer (the closest standing fact, "I drive a 2015 Honda Civic" from three
+            # conversations back) took the place of the last conversation
+            last = self._last_session(ordered, fresh, session_id)
+            evidence.update({mid: replace(evidence[mid], in_window=True) for mid in last})
+            kept = apply_floor(evidence, cfg, history=history, size=corpus.size)
         if not requested and offers and all(is_question(fresh[mid].content) for mid in kept):
             # a question about the asker that nothing answers on its evidence gets its offer (_offers): what
             # cleared the floor, if anything, are questions the person asked ("What's the past tense of
@@ -541,13 +551,6 @@ class RecallPipeline:
             evidence.update({mid: replace(evidence[mid], standing=True) for mid in offers if mid in evidence})
             kept = {mid for mid in apply_floor(evidence, cfg, history=history, size=corpus.size)
                     if not is_question(fresh[mid].content)}
-        if analysis.last_conversation and window is None and all(is_question(fresh[mid].content) for mid in kept):
-            # "What did we conclude last time?" names no content to match: its answer is the last
-            # conversation itself, its time window, as "last week" names a week; what clears the floor
-            # may be a question the person asked in it ("Lease or buy the EV6?"), which concluded nothing
-            last = self._last_session(ordered, fresh, session_id)
-            evidence.update({mid: replace(evidence[mid], in_window=True) for mid in last})
-            kept = apply_floor(evidence, cfg, history=history, size=corpus.size)
         keep_bar = floor_bars(cfg, history=history, size=corpus.size)[1]
         offered = {mid for mid in kept if evidence[mid].standing and not clears(evidence[mid], cfg, keep_bar)}
         # 6a. recall-time updates (supersede.py): an older value hands its place to the newer one

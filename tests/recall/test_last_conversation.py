@@ -60,3 +60,20 @@ def test_only_a_question_about_the_last_conversation_is_given_it(engine: Hindsig
     last = engine.recall("Last time, which capital city did you say Peru has?", "u:lease2", k=5, session_id="s2",
                          now=at).to_prompt()
     assert "EV6" in last and "Planetary" not in last
+
+
+@pytest.mark.parametrize("query", ["What did we talk about last time?", "上次我们聊了什么？"])
+def test_the_last_conversation_comes_before_an_offer_of_a_standing_fact(engine: Hindsight, query: str) -> None:
+    """"What did we talk about last time?" also reads as a question about the asker, which is offered
+    their closest standing fact when nothing answers it: the car of three conversations back took the
+    place of the last conversation. Its time is named: the last conversation answers it."""
+    ns = "u:last-talk"
+    record_session(engine, ns, "s0", T0 - timedelta(days=20), [
+        ("user", "I live in Lisbon and work as a nurse."), ("assistant", "Nursing in Lisbon must keep you busy.")])
+    record_session(engine, ns, "s1", T0 - timedelta(days=10), [
+        ("user", "I drive a 2015 Honda Civic, it needs a service soon."), ("assistant", "Good to know.")])
+    record_session(engine, ns, "s2", T0, [
+        ("user", "My sister Marta is getting married in June."), ("assistant", "Congratulations to her!")])
+    prompt = engine.recall(query, ns, k=5, session_id="s3", now=T0 + timedelta(days=5)).to_prompt()
+    assert "Marta" in prompt
+    assert "Honda" not in prompt and "Lisbon" not in prompt
