@@ -442,7 +442,7 @@ def measure_tenants(count: int, each: int, args: argparse.Namespace, root: Path)
     path = root / f"t{count}x{each}"
     with Hindsight(path, embedder=embedder) as hs:
         # RSS grows from the second namespace on (scaled to all of them): the first pays for opening the
-        # vector store (Chroma's runtime, about 150 MB whatever is stored), which is no tenant's cost and
+        # vector store (Chroma's runtime, about 70 MB whatever is stored), which is no tenant's cost and
         # was counted or not as an earlier size of the same run had loaded it
         hs.record_many(conv.events(each, prefix="t0s"), namespace="tenant:0")
         gc.collect()
