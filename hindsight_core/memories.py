@@ -358,7 +358,8 @@ class MemoryService:
         from the store: one index seek. It was a map held by the process, one memory per session it had
         ever recorded (about 3 KB each: 15 MB for 1,000 users of 5 sessions, and growing for as long as
         the process ran), that another process's turns and a restart left behind."""
-        return self.ctx.store.session_latest(check_namespace(namespace), check_session_id(session_id))
+        latest = self.ctx.store.session_tail(check_namespace(namespace), check_session_id(session_id), 1, kind=None)
+        return latest[0] if latest else None
 
     def has_namespace(self, namespace: str) -> bool:
         return self.ctx.store.has_namespace(namespace)

@@ -579,23 +579,17 @@ class RelationalStore:
         params = [namespace, *layers, at, *statuses, Status.SUPERSEDED.value, EdgeKind.SUPERSEDES.value, at]
         return self.select(where, params, order="seq")
 
-    def session_tail(self, namespace: str, session_id: str, limit: int) -> list[Memory]:
-        """The session's latest episodic turns, newest first."""
-        return self.select(
-            "namespace = ? AND session_id = ? AND layer = ? AND kind = ?",
-            (namespace, session_id, Layer.EPISODIC.value, Kind.TURN.value),
-            order="seq DESC",
-            limit=limit,
-        )
-
-    def session_latest(self, namespace: str, session_id: str | None) -> Memory | None:
-        """The session's latest episodic memory (``None``: the latest of those with no session), by the
-        ``(namespace, session_id, seq)`` index."""
+    def session_tail(self, namespace: str, session_id: str | None, limit: int, *,
+                     kind: Kind | None = Kind.TURN) -> list[Memory]:
+        """The session's latest episodes of ``kind`` (``None``: any), newest first, by the
+        ``(namespace, session_id, seq)`` index; ``session_id=None``: the episodes recorded with no session."""
         session = "session_id IS NULL" if session_id is None else "session_id = ?"
-        found = self.select(f"namespace = ? AND {session} AND layer = ?",
-                            (namespace, *([] if session_id is None else [session_id]), Layer.EPISODIC.value),
-                            order="seq DESC", limit=1)
-        return found[0] if found else None
+        params: list[Any] = [namespace, *([] if session_id is None else [session_id]), Layer.EPISODIC.value]
+        where = f"namespace = ? AND {session} AND layer = ?"
+        if kind is not None:
+            where += " AND kind = ?"
+            params.append(kind.value)
+        return self.select(where, params, order="seq DESC", limit=limit)
 
     def delete_memories(self, ids: Sequence[str]) -> None:
         for start in range(0, len(ids), 500):
